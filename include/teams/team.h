@@ -1,0 +1,98 @@
+/* teams: the process-wide thread team.
+ *
+ * One team of worker threads per process, started at first use (or by
+ * tt_team_start) and shared by every user: the launcher API, the PoCL driver
+ * and plain C loops, so they never oversubscribe the cores.  The calling
+ * thread is always participant 0 of its region. */
+#ifndef TEAMS_TEAM_H
+#define TEAMS_TEAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "errors.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Run f(ctx, c) once for every chunk c in [0, m) on at most p participants,
+ * the caller being participant 0, and return when all have run.
+ *   m == p : static region, chunk c runs on participant c;
+ *   m >  p : greedy region, participants take chunks from one counter;
+ *   m <  p : p is lowered to m (then static).
+ * p larger than the team is clamped to the team size.  The region runs
+ * serially on the caller when m == 1, p == 1, when called from inside a chunk
+ * (nesting), when the caller is inside an OpenMP parallel region, or when
+ * another thread holds the team (unless TEAMS_BUSY=wait).
+ * Returns 0, or TT_EINVAL for f == NULL or p == 0 (nothing runs, the team
+ * stays usable).  m == 0 is a no-op returning 0. */
+TT_EXTERN int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx,
+                               size_t m, size_t p);
+
+/* Schedules for ranges and launches.  The enum stays open: new schedules get
+ * new values, existing values never change. */
+typedef enum tt_schedule {
+  TT_SCHED_STATIC = 0, /* p equal blocks, block i on participant i */
+  TT_SCHED_GREEDY = 1, /* grains from one shared counter */
+  TT_SCHED_STEAL = 2,  /* p blocks, thieves take from the back (uneven work) */
+  TT_SCHED_AUTO = 3    /* the runtime picks */
+} tt_schedule;
+
+/* Run f(ctx, begin, end) over disjoint subranges covering [0, n), each a
+ * multiple of grain long except possibly the last, on at most p
+ * participants.  Returns 0, TT_EINVAL (f == NULL, p == 0, grain == 0, unknown
+ * schedule) or TT_EOVERFLOW (n + grain overflows). */
+TT_EXTERN int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end),
+                               void *ctx, size_t n, size_t grain, size_t p,
+                               tt_schedule schedule);
+
+/* Start the team now instead of at first use.  Returns 0 or a negative code;
+ * a team that could create fewer workers than asked still starts (see
+ * tt_team_info). */
+TT_EXTERN int tt_team_start(void);
+
+/* Join the workers and free the team.  Waits for a running region to end.
+ * The next use starts a fresh team (re-reading the environment and the
+ * topology, e.g. after re-pinning).  Must not be called from inside a chunk
+ * (returns TT_EBUSY then). */
+TT_EXTERN int tt_team_shutdown(void);
+
+/* Number of participants a region can have (workers + the caller); starts the
+ * team if needed. */
+TT_EXTERN size_t tt_team_size(void);
+
+/* Index of the calling thread in the region it is running a chunk of
+ * (0 for the caller), or -1 outside any chunk.  In a serial region it is 0. */
+TT_EXTERN int tt_participant(void);
+
+/* Facts about the running team, for tools and tests. */
+typedef struct tt_team_info {
+  size_t size;          /* participants: workers + caller */
+  size_t requested;     /* participants asked for (TEAMS_NUM_THREADS or CPUs) */
+  double spin_us;       /* idle spin time before sleeping */
+  int busy_wait;        /* 1 when TEAMS_BUSY=wait */
+  int sentinel;         /* 1 when TEAMS_IDLE=sentinel */
+  int pinned;           /* 0 none, 1 cores, 2 numa */
+  double start_ms;      /* time taken by the last team start */
+  const char *degraded; /* why fewer workers than requested, or NULL */
+} tt_team_info;
+
+TT_EXTERN int tt_team_get_info(tt_team_info *info);
+
+/* Per-region counters of the steal schedule (see tt_foreach_range). */
+typedef struct tt_steal_stats {
+  uint64_t steals;         /* successful steals */
+  uint64_t moved;          /* indices moved by steals */
+  uint64_t moved_cross_llc;  /* ... to a thief not sharing the victim's LLC */
+  uint64_t moved_cross_node; /* ... to a thief on another NUMA node */
+  uint64_t rescues;        /* blocks rescued from owners that never started */
+} tt_steal_stats;
+
+/* Counters of the last steal region run by the calling thread. */
+TT_EXTERN int tt_steal_last_stats(tt_steal_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+/* teams: the team runtime's internal contract, shared by the launcher, the
+ * range schedules and the PoCL driver (all linked into libteams). */
+#ifndef TEAMS_TEAM_INTERNAL_H
+#define TEAMS_TEAM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "teams/team.h"
+
+/* How the participants of a region share its m chunks. */
+typedef enum tt__mode {
+  /* m == p: chunk c runs on participant c; the caller waits for every one. */
+  TT__MODE_STATIC,
+  /* chunks from one atomic counter; participants that have not joined when
+   * the chunks run out are not waited for. */
+  TT__MODE_GREEDY,
+  /* each participant i < p that joins runs f(ctx, i) once; the region closes
+   * when the caller's f(ctx, 0) returns, and participants that have not
+   * joined by then never run.  For schedules that rescue the work of
+   * participants that did not start (the steal schedule). */
+  TT__MODE_EACH
+} tt__mode;
+
+/* The general entry point behind tt_foreach_chunk.  Applies the busy rule:
+ * runs serially (in order, on the caller) when the team cannot be used;
+ * *parallel tells which happened (may be NULL).  In TT__MODE_EACH a serial
+ * run calls f(ctx, 0) only.  p must already be >= 1, f non-NULL. */
+int tt__team_run(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
+                 size_t p, tt__mode mode, int *parallel);
+
+/* Participant index of the calling thread inside a chunk, -1 outside. */
+int tt__self(void);
+
+/* Participants the next region may have: team size (starts the team). */
+size_t tt__team_size(void);
+
+/* Scratch memory of the calling thread (so per participant inside a chunk,
+ * and safe in serial regions that run beside a team region): at least size
+ * bytes, 128-byte aligned, valid until the next call on this thread with a
+ * larger size or the thread's exit.  NULL when out of memory.  Grows on
+ * demand, so nothing is allocated on the launch path once warm. */
+void *tt__scratch(size_t size);
+
+/* CPU (PU os index) participant i is pinned to, or -1 when unpinned. */
+int tt__participant_cpu(size_t participant);
+
+#endif
