@@ -1,0 +1,27 @@
+/* teams: the machine's topology as the team sees it (internal).
+ *
+ * Read once at team start through hwloc (restricted discovery), it gives the
+ * CPU each participant is pinned to (TEAMS_PIN) and, when every participant
+ * has a PU of its own, each participant's victim order for the steal
+ * schedule.  Implemented in topology.c; the order builder itself is a pure
+ * function of a small description (see the declarations there). */
+#ifndef TEAMS_TOPOLOGY_H
+#define TEAMS_TOPOLOGY_H
+
+#include <stddef.h>
+
+typedef enum tt__pin { TT__PIN_NONE = 0, TT__PIN_CORES = 1, TT__PIN_NUMA = 2 } tt__pin;
+
+/* Called once by team start, under the team's lifecycle lock, before any
+ * worker exists.  Reads the topology; fills cpus[0..n) with the PU (OS index)
+ * participant i is to be pinned to, or -1 for all when pin is TT__PIN_NONE or
+ * pinning is impossible; builds the victim orders for n participants (cyclic
+ * unless every participant has its own PU).  *ms receives the time taken.
+ * Returns 0, or a negative code when the topology could not be read (cpus are
+ * then all -1 and the orders cyclic: the team still starts). */
+int tt__topology_init(size_t n, tt__pin pin, int *cpus, double *ms);
+
+/* Frees what tt__topology_init built.  Called by shutdown, workers joined. */
+void tt__topology_fini(void);
+
+#endif
