@@ -1,0 +1,370 @@
+/* teams PoCL driver: registration, device init, the ABI self-check.
+ *
+ * libpocl dlopens <libdir>/pocl/libpocl-devices-pthread.so and calls
+ * pocl_pthread_init_device_ops; the private prefix (backend/pocl/
+ * CMakeLists.txt) puts this driver in that slot.  We start from PoCL's basic
+ * driver (the synchronous CPU driver: memory commands, builds, images) and
+ * replace what decides where and how commands run: submit, notify, flush,
+ * join, wait_event (queue.c) and run (run.c).  ops->device_name = "teams"
+ * makes POCL_DEVICES=teams and POCL_TEAMS<n>_PARAMETERS work. */
+#include "teams-pocl.h"
+
+#include "teams-pocl-info.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* From libpocl-devices-basic.so (its only export). */
+void pocl_basic_init_device_ops (struct pocl_device_ops *ops);
+
+/* basic's ops, copied once; we call its probe-independent pieces (init,
+ * uninit, reinit, build_hash) and keep the memory and build ops as they are. */
+static struct pocl_device_ops basic_ops;
+
+static cl_int teams_init (unsigned j, cl_device_id device, const char *params);
+
+/* Settings by device index, for reinit (which gets no parameters). */
+#define TP_MAX_DEVICES 64
+static tp_settings saved_settings[TP_MAX_DEVICES];
+
+/* ---- settings ---------------------------------------------------------------------- */
+
+static int
+parse_size (const char *v, size_t *out)
+{
+  char *end = NULL;
+  unsigned long long x = strtoull (v, &end, 10);
+  if (end == v || *end != '\0' || v[0] == '-')
+    return -1;
+  *out = (size_t)x;
+  return 0;
+}
+
+int
+tp_settings_parse (tp_settings *s, const char *params, char *err,
+                   size_t errlen)
+{
+  if (params == NULL)
+    return 0;
+  char *copy = strdup (params);
+  if (copy == NULL)
+    {
+      snprintf (err, errlen, "out of memory");
+      return -1;
+    }
+  int rc = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r (copy, ", ", &save); tok != NULL;
+       tok = strtok_r (NULL, ", ", &save))
+    {
+      char *eq = strchr (tok, '=');
+      if (eq == NULL)
+        {
+          snprintf (err, errlen, "'%s' is not key=value", tok);
+          rc = -1;
+          break;
+        }
+      *eq = '\0';
+      const char *k = tok, *v = eq + 1;
+      if (strcmp (k, "cu") == 0)
+        {
+          if (parse_size (v, &s->participants) != 0 || s->participants == 0)
+            {
+              snprintf (err, errlen, "cu=%s: want a positive integer", v);
+              rc = -1;
+              break;
+            }
+        }
+      else if (strcmp (k, "grain") == 0)
+        {
+          if (parse_size (v, &s->grain) != 0)
+            {
+              snprintf (err, errlen, "grain=%s: want an integer >= 0", v);
+              rc = -1;
+              break;
+            }
+        }
+      else if (strcmp (k, "submit") == 0)
+        {
+          if (strcmp (v, "eager") == 0)
+            s->submit = TP_SUBMIT_EAGER;
+          else if (strcmp (v, "defer") == 0)
+            s->submit = TP_SUBMIT_DEFER;
+          else
+            {
+              snprintf (err, errlen, "submit=%s: want eager or defer", v);
+              rc = -1;
+              break;
+            }
+        }
+      else if (strcmp (k, "schedule") == 0)
+        {
+          if (strcmp (v, "greedy") == 0)
+            s->schedule = TT_SCHED_GREEDY;
+          else if (strcmp (v, "static") == 0)
+            s->schedule = TT_SCHED_STATIC;
+          else if (strcmp (v, "steal") == 0)
+            s->schedule = TT_SCHED_STEAL;
+          else if (strcmp (v, "auto") == 0)
+            s->schedule = TT_SCHED_AUTO;
+          else
+            {
+              snprintf (err, errlen,
+                        "schedule=%s: want greedy, static, steal or auto", v);
+              rc = -1;
+              break;
+            }
+        }
+      else
+        {
+          snprintf (err, errlen,
+                    "unknown parameter '%s' (known: cu, submit, schedule, "
+                    "grain)",
+                    k);
+          rc = -1;
+          break;
+        }
+    }
+  free (copy);
+  return rc;
+}
+
+/* ---- the ABI self-check -------------------------------------------------------------- */
+
+/* After basic's init, read back fields that libpocl and basic wrote, through
+ * our compiled view of struct _cl_device_id.  A layout that differs from the
+ * running libpocl (other pocl-source version, other config.h choices) shows
+ * up here as garbage, and the device is refused instead of corrupting memory.
+ * `ops` lies near the end of the struct and is checked first: until it
+ * matches, nothing is written through `device`.
+ * TEAMS_POCL_ABI_SELFTEST=1 makes the check expect a value no libpocl writes,
+ * so the refusal path can be tested. */
+static const char *
+abi_check (cl_device_id device)
+{
+  if (device->ops == NULL || device->ops->init != teams_init
+      || device->ops->device_name == NULL
+      || strcmp (device->ops->device_name, "teams") != 0)
+    return "ops";
+  if (device->short_name == NULL || strcmp (device->short_name, "teams") != 0)
+    return "short_name";
+  if (device->driver_version == NULL
+      || strncmp (device->driver_version, TEAMS_POCL_VERSION_BASE,
+                  strlen (TEAMS_POCL_VERSION_BASE))
+             != 0)
+    return "driver_version";
+  const char *selftest = getenv ("TEAMS_POCL_ABI_SELFTEST");
+  cl_uint want_dims = (selftest && selftest[0] == '1') ? 4 : 3;
+  if (device->max_work_item_dimensions != want_dims)
+    return "max_work_item_dimensions";
+  if (device->address_bits != 64)
+    return "address_bits";
+  if (device->type != CL_DEVICE_TYPE_CPU)
+    return "type";
+  if (device->global_mem_id != 0)
+    return "global_mem_id";
+  if (device->max_work_group_size == 0
+      || device->max_work_item_sizes[0] != device->max_work_group_size)
+    return "max_work_group_size";
+  if (device->printf_buffer_size == 0 || device->local_mem_size == 0)
+    return "printf_buffer_size/local_mem_size";
+  if (device->available != CL_TRUE || device->compiler_available != CL_TRUE)
+    return "available";
+  if (device->data == NULL)
+    return "data";
+  return NULL;
+}
+
+/* ---- ops ---------------------------------------------------------------------------------- */
+
+static unsigned int
+teams_probe (struct pocl_device_ops *ops)
+{
+  int n = pocl_device_get_env_count (ops->device_name);
+  /* POCL_DEVICES unset: we are the one device (basic probes 0 then). */
+  return n < 0 ? 1 : (unsigned)n;
+}
+
+static char *
+teams_build_hash (cl_device_id device)
+{
+  /* Same compiler and kernel library as basic: reuse its hash, prefixed, so
+   * the kernel cache keeps teams binaries apart. */
+  char *b = basic_ops.build_hash (device);
+  size_t n = strlen (b) + 8;
+  char *r = malloc (n);
+  if (r != NULL)
+    snprintf (r, n, "teams-%s", b);
+  free (b);
+  return r;
+}
+
+static cl_int
+teams_init (unsigned j, cl_device_id device, const char *params)
+{
+  tp_settings set = { 0 };
+  set.participants = 0; /* filled below from the team */
+  set.submit = TP_SUBMIT_EAGER;
+  set.schedule = TT_SCHED_GREEDY;
+  set.grain = 0;
+  char err[256];
+  if (tp_settings_parse (&set, params, err, sizeof err) != 0)
+    {
+      fprintf (stderr,
+               "teams: POCL_TEAMS%u_PARAMETERS=\"%s\": %s; device disabled\n",
+               j, params, err);
+      return CL_INVALID_VALUE;
+    }
+
+  cl_int rc = basic_ops.init (j, device, params);
+  const char *bad = abi_check (device);
+  if (bad != NULL)
+    {
+      fprintf (stderr,
+               "teams: PoCL ABI self-check failed at field '%s': this driver "
+               "was built against pocl-source %s, which does not match the "
+               "running libpocl (driver version '%s'). The device is "
+               "disabled; rebuild the teams driver (backend/pocl) against the "
+               "pocl-source package of the installed libpocl2 version.\n",
+               bad, TEAMS_POCL_PACKAGE_VERSION,
+               (strcmp (bad, "ops") == 0 || device->driver_version == NULL)
+                   ? "?"
+                   : device->driver_version);
+      if (strcmp (bad, "ops") != 0)
+        device->available = CL_FALSE;
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
+  if (rc != CL_SUCCESS)
+    return rc;
+
+  tp_device *d = calloc (1, sizeof *d);
+  if (d == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  d->dev = device;
+  d->basic_data = device->data;
+  /* Compute units = participants a region gets: the team's size, or fewer
+   * with cu=N (more cannot run at once, so they are not reported). */
+  size_t team = tt_team_size ();
+  if (set.participants == 0 || set.participants > team)
+    set.participants = team;
+  d->set = set;
+  if (j < TP_MAX_DEVICES)
+    saved_settings[j] = set;
+  if (tp_queue_init (d) != 0)
+    {
+      free (d);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+  device->data = d;
+
+  /* Honest values: a work-group runs on one participant, participants are
+   * the team's threads. */
+  device->max_compute_units = (cl_uint)set.participants;
+  return CL_SUCCESS;
+}
+
+static cl_int
+teams_uninit (unsigned j, cl_device_id device)
+{
+  tp_device *d = device->data;
+  tp_queue_fini (d);
+  device->data = d->basic_data;
+  free (d);
+  return basic_ops.uninit (j, device);
+}
+
+static cl_int
+teams_reinit (unsigned j, cl_device_id device)
+{
+  cl_int rc = basic_ops.reinit (j, device);
+  if (rc != CL_SUCCESS)
+    return rc;
+  tp_device *d = calloc (1, sizeof *d);
+  if (d == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  d->dev = device;
+  d->basic_data = device->data;
+  d->set = saved_settings[j < TP_MAX_DEVICES ? j : 0];
+  if (tp_queue_init (d) != 0)
+    {
+      free (d);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+  device->data = d;
+  return CL_SUCCESS;
+}
+
+/* Vendor-private queries (teams-pocl-info.h); anything else is unknown. */
+static cl_int
+teams_get_device_info_ext (cl_device_id device, cl_device_info name,
+                           size_t size, void *value, size_t *size_ret)
+{
+  tp_device *d = device->data;
+  if (d == NULL)
+    return CL_INVALID_VALUE;
+  if (name == TT_CL_DEVICE_STATS)
+    {
+      tt_cl_stats s = {
+        .run_by_submit = tp_atomic_load_relaxed_u64 (&d->n_run_submit),
+        .run_by_waiter = tp_atomic_load_relaxed_u64 (&d->n_run_waiter),
+        .run_by_progress = tp_atomic_load_relaxed_u64 (&d->n_run_progress),
+        .failed = tp_atomic_load_relaxed_u64 (&d->n_failed),
+        .ndrange = tp_atomic_load_relaxed_u64 (&d->n_ndrange),
+        .groups = tp_atomic_load_relaxed_u64 (&d->n_groups),
+      };
+      if (size_ret)
+        *size_ret = sizeof s;
+      if (value != NULL)
+        {
+          if (size < sizeof s)
+            return CL_INVALID_VALUE;
+          memcpy (value, &s, sizeof s);
+        }
+      return CL_SUCCESS;
+    }
+  if (name == TT_CL_DEVICE_SETTINGS)
+    {
+      static const char *sched[] = { "static", "greedy", "steal", "auto" };
+      char buf[128];
+      int len = snprintf (buf, sizeof buf, "cu=%zu submit=%s schedule=%s grain=%zu",
+                          d->set.participants,
+                          d->set.submit == TP_SUBMIT_EAGER ? "eager" : "defer",
+                          (unsigned)d->set.schedule < 4 ? sched[d->set.schedule] : "?",
+                          d->set.grain);
+      size_t need = (size_t)len + 1;
+      if (size_ret)
+        *size_ret = need;
+      if (value != NULL)
+        {
+          if (size < need)
+            return CL_INVALID_VALUE;
+          memcpy (value, buf, need);
+        }
+      return CL_SUCCESS;
+    }
+  return CL_INVALID_VALUE;
+}
+
+TP_EXPORT void
+pocl_pthread_init_device_ops (struct pocl_device_ops *ops)
+{
+  pocl_basic_init_device_ops (&basic_ops);
+  *ops = basic_ops;
+  ops->device_name = "teams";
+  ops->probe = teams_probe;
+  ops->init = teams_init;
+  ops->uninit = teams_uninit;
+  ops->reinit = teams_reinit;
+  ops->build_hash = teams_build_hash;
+
+  ops->submit = tp_submit;
+  ops->notify = tp_notify;
+  ops->flush = tp_flush;
+  ops->join = tp_join;
+  ops->wait_event = tp_wait_event;
+  ops->notify_event_finished = tp_notify_event_finished;
+  ops->broadcast = pocl_broadcast;
+  ops->run = tp_run;
+  ops->get_device_info_ext = teams_get_device_info_ext;
+}

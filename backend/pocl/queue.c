@@ -1,0 +1,451 @@
+/* teams PoCL driver: who runs a command, and when.
+ *
+ * Protocol
+ * ========
+ * Goal: no thread hand-off where none is needed.  A command runs on the
+ * thread that submits it (eager mode) or on a thread that waits for it
+ * (clFinish, clWaitForEvents, blocking read/map: defer mode, and commands
+ * readied later by a dependency in both modes).  That thread is participant 0
+ * of the team region the command's work-groups run in (run.c).  Only commands
+ * that no thread submits-and-runs or waits for go to the progress thread.
+ * Measured on this 2-core machine (design section 5): an empty kernel costs
+ * 0.3-0.5 us run synchronously by its caller, 5-19 us through a dispatcher
+ * thread, 27-43 us on PoCL's pthread driver; the hand-offs are the cost.
+ *
+ * Locks and their order
+ *   event lock (PoCL's ev->pocl_lock)  ->  d->lock
+ * d->lock guards the ready list (ready_head/tail, node->next of listed
+ * nodes), runners, sleeping, unflushed and the progress thread's state.  No
+ * event or queue lock is ever taken while d->lock is held, and no lock of
+ * ours is held while a command runs: pocl_exec_command ends in
+ * pocl_update_event_complete, which takes the queue lock then the event lock
+ * and calls notify (us) for dependents with two event locks held.
+ *
+ * node->ready (the field is the driver's; libpocl never reads it), written
+ * only with the node's event locked:
+ *   TP_SUBMITTED  submit has run for the node;
+ *   TP_FAILED     a dependency failed: the node is failed instead of run;
+ *   TP_LISTED     the node went on the ready list (at most once);
+ *   TP_JIT        the node holds a reference on its dlhandle cache entry.
+ * A node is listed when it is submitted and either failed or ready
+ * (wait_list empty), by whichever of submit / notify sees that last: both
+ * hold the event lock, and libpocl may call notify before submit.  The
+ * thread that pops a node from the list (under d->lock) owns it: it runs it
+ * (status SUBMITTED -> RUNNING -> COMPLETE through pocl_exec_command) or
+ * fails it.  notify never runs or fails anything itself: PoCL 3.1's basic
+ * driver deadlocks running commands inside notify, and failing there would
+ * take the queue lock under two event locks.
+ *
+ * Runners.  A runner is a thread that promises to look at the list under
+ * d->lock before it stops being one, and to run what it finds: a thread in
+ * drain() (eager submitter, waiter, progress thread) or in a wait loop.  A
+ * push (list_locked) therefore needs a wake-up only when there is no runner:
+ *   - the pushing thread is itself about to drain (eager submit) or is
+ *     draining this device (tls_draining): nothing to do;
+ *   - runners > 0: signal sleeping waiters, if any;
+ *   - a defer-mode submit: nothing until clFlush or a waiter (OpenCL only
+ *     promises progress after clFlush or a blocking call);
+ *   - otherwise the progress thread is woken (started at first need).
+ * A runner that leaves with the list non-empty and no other runner wakes the
+ * progress thread (leave_locked).
+ *
+ * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
+ * notify_event_finished, which libpocl calls after the finished command left
+ * its queue's count and after dependents were notified.  A waiter
+ * increments `waiters` (seq_cst) before it reads finish_gen, reads finish_gen
+ * before it checks its condition (cq->command_count or ev->status, under
+ * their own locks), and sleeps only if, under d->lock, the list is empty and
+ * finish_gen is unchanged.  The finisher bumps finish_gen before it reads
+ * `waiters`; if it sees a waiter it broadcasts under d->lock.  In the seq_cst
+ * order either the waiter sees the new finish_gen or the finisher sees the
+ * waiter, and the broadcast cannot fall between the waiter's check and its
+ * sleep because both hold d->lock there.
+ *
+ * Rejected: a dispatcher thread that runs everything (pthread's model; the
+ * hand-off costs 5-19 us per command); running commands inside notify (PoCL
+ * 3.1 deadlocks, see above); a progress thread that polls (a wake-up every
+ * few tens of us steals a core from the team on a 2-core machine). */
+#include "teams-pocl.h"
+
+#include "builtin_kernels.hh"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TP_SUBMITTED 1
+#define TP_FAILED 2
+#define TP_LISTED 4
+#define TP_JIT 8
+
+/* The device this thread is draining (innermost), NULL outside drain(). */
+static __thread tp_device *tls_draining;
+
+typedef enum push_how {
+  PUSH_SELF,     /* the pusher drains this device right after / is draining */
+  PUSH_DEFERRED, /* defer-mode submit: waits for a flush or a waiter */
+  PUSH_OTHER     /* from notify on a thread that is not draining us */
+} push_how;
+
+typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
+
+static void *progress_main (void *arg);
+
+/* Precondition: d->lock held.  Makes sure the progress thread will look at
+ * the list. */
+static void
+wake_progress_locked (tp_device *d)
+{
+  if (d->shutdown)
+    return;
+  if (!d->progress_started)
+    {
+      if (pthread_create (&d->progress, NULL, progress_main, d) != 0)
+        {
+          /* No thread: the commands still run when someone waits. */
+          fprintf (stderr, "teams: cannot start the progress thread; "
+                           "commands run only when waited for\n");
+          return;
+        }
+      d->progress_started = 1;
+      return;
+    }
+  if (d->progress_idle)
+    pthread_cond_signal (&d->progress_cond);
+}
+
+/* Precondition: d->lock held and the node's event locked (lock order event ->
+ * d).  Appends the node and makes sure a runner will see it. */
+static void
+list_locked (tp_device *d, _cl_command_node *node, push_how how)
+{
+  node->next = NULL;
+  if (d->ready_tail)
+    d->ready_tail->next = node;
+  else
+    d->ready_head = node;
+  d->ready_tail = node;
+
+  if (how == PUSH_SELF || tls_draining == d)
+    return;
+  if (d->runners > 0)
+    {
+      if (d->sleeping > 0)
+        pthread_cond_broadcast (&d->waiters_cond);
+      return;
+    }
+  if (how == PUSH_DEFERRED)
+    {
+      d->unflushed = 1;
+      return;
+    }
+  wake_progress_locked (d);
+}
+
+/* Precondition: d->lock held. */
+static _cl_command_node *
+pop_locked (tp_device *d)
+{
+  _cl_command_node *n = d->ready_head;
+  if (n != NULL)
+    {
+      d->ready_head = n->next;
+      if (d->ready_head == NULL)
+        d->ready_tail = NULL;
+      n->next = NULL;
+    }
+  return n;
+}
+
+/* Precondition: d->lock held; the caller stops being a runner. */
+static void
+leave_locked (tp_device *d)
+{
+  d->runners--;
+  if (d->ready_head != NULL && d->runners == 0)
+    wake_progress_locked (d);
+}
+
+/* Runs or fails one popped node.  No lock held (see the protocol).  The node
+ * is freed by libpocl when its event finishes: not touched afterwards. */
+static void
+run_node (tp_device *d, _cl_command_node *node, run_by by)
+{
+  cl_event ev = node->sync.event.event;
+  if (node->ready & TP_FAILED)
+    {
+      POCL_LOCK_OBJ (ev);
+      if (node->ready & TP_JIT)
+        {
+          pocl_release_dlhandle_cache (node);
+          node->ready &= ~TP_JIT;
+        }
+      /* pocl_update_event_failed drops libpocl's reference, which may be the
+       * last: hold one of ours across it. */
+      POCL_RETAIN_OBJECT_UNLOCKED (ev);
+      if (ev->status > CL_COMPLETE)
+        pocl_update_event_failed (ev);
+      POCL_UNLOCK_OBJ (ev);
+      POclReleaseEvent (ev);
+      tp_atomic_add_relaxed_u64 (&d->n_failed, 1);
+      return;
+    }
+  switch (by)
+    {
+    case BY_SUBMIT:
+      tp_atomic_add_relaxed_u64 (&d->n_run_submit, 1);
+      break;
+    case BY_WAITER:
+      tp_atomic_add_relaxed_u64 (&d->n_run_waiter, 1);
+      break;
+    case BY_PROGRESS:
+      tp_atomic_add_relaxed_u64 (&d->n_run_progress, 1);
+      break;
+    }
+  pocl_exec_command (node);
+}
+
+/* Runs listed commands until the list is empty.  Precondition: d->lock held
+ * and the caller counted in d->runners; returns with d->lock held. */
+static void
+drain_locked (tp_device *d, run_by by)
+{
+  tp_device *outer = tls_draining;
+  tls_draining = d;
+  _cl_command_node *n;
+  while ((n = pop_locked (d)) != NULL)
+    {
+      pthread_mutex_unlock (&d->lock);
+      run_node (d, n, by);
+      pthread_mutex_lock (&d->lock);
+    }
+  tls_draining = outer;
+}
+
+static void
+drain (tp_device *d, run_by by)
+{
+  pthread_mutex_lock (&d->lock);
+  d->runners++;
+  drain_locked (d, by);
+  leave_locked (d);
+  pthread_mutex_unlock (&d->lock);
+}
+
+/* ---- ops ------------------------------------------------------------------------------ */
+
+/* Entered with the event locked (libpocl's submit contract); unlocks it. */
+void
+tp_submit (_cl_command_node *node, cl_command_queue cq)
+{
+  tp_device *d = node->device->data;
+  cl_event ev = node->sync.event.event;
+
+  /* Resolve the work-group function (JIT, 0.2-0.3 s cold) here, before the
+   * event can go RUNNING, as basic does. */
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
+    {
+      cl_kernel k = node->command.run.kernel;
+      char *saved = NULL;
+      pocl_sanitize_builtin_kernel_name (k, &saved);
+      pocl_check_kernel_dlhandle_cache (node, 1, 1);
+      pocl_restore_builtin_kernel_name (k, saved);
+      node->ready |= TP_JIT;
+    }
+
+  node->ready |= TP_SUBMITTED;
+  int listed = 0;
+  if (!(node->ready & TP_LISTED))
+    {
+      if (node->ready & TP_FAILED)
+        listed = 1;
+      else if (pocl_command_is_ready (ev))
+        {
+          pocl_update_event_submitted (ev);
+          listed = 1;
+        }
+    }
+  int eager = d->set.submit == TP_SUBMIT_EAGER;
+  if (listed)
+    {
+      node->ready |= TP_LISTED;
+      pthread_mutex_lock (&d->lock);
+      list_locked (d, node, eager ? PUSH_SELF : PUSH_DEFERRED);
+      pthread_mutex_unlock (&d->lock);
+    }
+  POCL_UNLOCK_OBJ (ev);
+  if (listed && eager)
+    drain (d, BY_SUBMIT);
+}
+
+/* Called by pocl_broadcast with both events locked; must return with both
+ * locked, and runs nothing (see the protocol). */
+void
+tp_notify (cl_device_id device, cl_event event, cl_event finished)
+{
+  tp_device *d = device->data;
+  _cl_command_node *node = event->command;
+
+  if (node->ready & TP_LISTED)
+    return;
+  if (finished->status < CL_COMPLETE)
+    node->ready |= TP_FAILED;
+  if (!(node->ready & TP_SUBMITTED))
+    return; /* notify before submit: submit lists it */
+  if (!(node->ready & TP_FAILED))
+    {
+      if (!pocl_command_is_ready (event) || event->status != CL_QUEUED)
+        return;
+      pocl_update_event_submitted (event);
+    }
+  node->ready |= TP_LISTED;
+  pthread_mutex_lock (&d->lock);
+  list_locked (d, node, PUSH_OTHER);
+  pthread_mutex_unlock (&d->lock);
+}
+
+void
+tp_flush (cl_device_id device, cl_command_queue cq)
+{
+  tp_device *d = device->data;
+  pthread_mutex_lock (&d->lock);
+  if (d->unflushed)
+    {
+      d->unflushed = 0;
+      if (d->ready_head != NULL && d->runners == 0)
+        wake_progress_locked (d);
+    }
+  pthread_mutex_unlock (&d->lock);
+}
+
+typedef int (*done_fn) (void *what);
+
+static int
+queue_done (void *what)
+{
+  cl_command_queue cq = what;
+  POCL_LOCK_OBJ (cq);
+  int done = cq->command_count == 0;
+  POCL_UNLOCK_OBJ (cq);
+  return done;
+}
+
+static int
+event_done (void *what)
+{
+  cl_event ev = what;
+  POCL_LOCK_OBJ (ev);
+  int done = ev->status <= CL_COMPLETE;
+  POCL_UNLOCK_OBJ (ev);
+  return done;
+}
+
+/* The wait loop of join and wait_event: run what is ready, sleep only when
+ * nothing is ready and nothing finished since the last look. */
+static void
+wait_until (tp_device *d, done_fn done, void *what)
+{
+  pthread_mutex_lock (&d->lock);
+  d->runners++;
+  tp_atomic_add_seq_cst_u (&d->waiters, 1);
+  for (;;)
+    {
+      drain_locked (d, BY_WAITER);
+      unsigned gen = tp_atomic_load_seq_cst_u (&d->finish_gen);
+      pthread_mutex_unlock (&d->lock);
+      int ok = done (what);
+      pthread_mutex_lock (&d->lock);
+      if (ok)
+        break;
+      if (d->ready_head == NULL
+          && tp_atomic_load_seq_cst_u (&d->finish_gen) == gen)
+        {
+          d->sleeping++;
+          pthread_cond_wait (&d->waiters_cond, &d->lock);
+          d->sleeping--;
+        }
+    }
+  tp_atomic_sub_seq_cst_u (&d->waiters, 1);
+  leave_locked (d);
+  pthread_mutex_unlock (&d->lock);
+}
+
+void
+tp_join (cl_device_id device, cl_command_queue cq)
+{
+  wait_until (device->data, queue_done, cq);
+}
+
+void
+tp_wait_event (cl_device_id device, cl_event event)
+{
+  wait_until (device->data, event_done, event);
+}
+
+/* Called by libpocl with the event locked, after the command left its
+ * queue's count (lock order event -> d->lock). */
+void
+tp_notify_event_finished (cl_event event)
+{
+  tp_device *d = event->queue->device->data;
+  tp_atomic_add_seq_cst_u (&d->finish_gen, 1);
+  if (tp_atomic_load_seq_cst_u (&d->waiters) > 0)
+    {
+      pthread_mutex_lock (&d->lock);
+      pthread_cond_broadcast (&d->waiters_cond);
+      pthread_mutex_unlock (&d->lock);
+    }
+}
+
+/* ---- the progress thread --------------------------------------------------------------- */
+
+static void *
+progress_main (void *arg)
+{
+  tp_device *d = arg;
+  pthread_mutex_lock (&d->lock);
+  while (!d->shutdown)
+    {
+      if (d->ready_head == NULL)
+        {
+          d->progress_idle = 1;
+          pthread_cond_wait (&d->progress_cond, &d->lock);
+          d->progress_idle = 0;
+          continue;
+        }
+      d->runners++;
+      drain_locked (d, BY_PROGRESS);
+      d->runners--;
+    }
+  pthread_mutex_unlock (&d->lock);
+  return NULL;
+}
+
+int
+tp_queue_init (tp_device *d)
+{
+  if (pthread_mutex_init (&d->lock, NULL) != 0)
+    return -1;
+  pthread_cond_init (&d->waiters_cond, NULL);
+  pthread_cond_init (&d->progress_cond, NULL);
+  d->ready_head = d->ready_tail = NULL;
+  atomic_init (&d->waiters, 0);
+  atomic_init (&d->finish_gen, 0);
+  return 0;
+}
+
+void
+tp_queue_fini (tp_device *d)
+{
+  pthread_mutex_lock (&d->lock);
+  d->shutdown = 1;
+  int started = d->progress_started;
+  if (started)
+    pthread_cond_signal (&d->progress_cond);
+  pthread_mutex_unlock (&d->lock);
+  if (started)
+    pthread_join (d->progress, NULL);
+  pthread_cond_destroy (&d->waiters_cond);
+  pthread_cond_destroy (&d->progress_cond);
+  pthread_mutex_destroy (&d->lock);
+}

@@ -1,0 +1,28 @@
+/* teams PoCL driver: vendor-private clGetDeviceInfo queries.
+ *
+ * Tests and benchmarks include this header (it needs only <CL/cl.h>) to ask
+ * the driver what it did, through the ordinary ICD path:
+ *   tt_cl_stats s;
+ *   clGetDeviceInfo(dev, TT_CL_DEVICE_STATS, sizeof s, &s, NULL);
+ * Other drivers answer CL_INVALID_VALUE. */
+#ifndef TEAMS_POCL_INFO_H
+#define TEAMS_POCL_INFO_H
+
+#include <stdint.h>
+
+/* Counters since the device was initialised (tt_cl_stats). */
+#define TT_CL_DEVICE_STATS 0x7E4D0001
+/* The settings in force, as a string "cu=2 submit=eager schedule=greedy
+ * grain=0" (char[]). */
+#define TT_CL_DEVICE_SETTINGS 0x7E4D0002
+
+typedef struct tt_cl_stats {
+  uint64_t run_by_submit;   /* commands run by the thread that enqueued them */
+  uint64_t run_by_waiter;   /* ... by a thread waiting for them */
+  uint64_t run_by_progress; /* ... by the driver's progress thread */
+  uint64_t failed;          /* commands failed because a dependency failed */
+  uint64_t ndrange;         /* ND-range commands run */
+  uint64_t groups;          /* work-groups run */
+} tt_cl_stats;
+
+#endif

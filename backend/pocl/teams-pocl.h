@@ -1,0 +1,122 @@
+/* teams PoCL driver: internal contract between driver.c (registration, init,
+ * ABI check), queue.c (who runs which command, when) and run.c (an ND-range
+ * on the team).
+ *
+ * Includes PoCL's private headers (extracted from pocl-source at configure
+ * time) through our own config.h; see backend/pocl/CMakeLists.txt. */
+#ifndef TEAMS_POCL_H
+#define TEAMS_POCL_H
+
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pocl_cl.h"
+#include "common.h"
+#include "devices.h"
+#include "pocl_util.h"
+#include "pocl_workgroup_func.h"
+#include "teams/team.h"
+
+/* The driver exports only pocl_pthread_init_device_ops (the slot it fills). */
+#define TP_EXPORT __attribute__ ((visibility ("default")))
+
+/* ---- atomics: the memory order is in the name ------------------------------ */
+static inline unsigned
+tp_atomic_load_seq_cst_u (_Atomic unsigned *p)
+{
+  return atomic_load_explicit (p, memory_order_seq_cst);
+}
+static inline void
+tp_atomic_add_seq_cst_u (_Atomic unsigned *p, unsigned v)
+{
+  atomic_fetch_add_explicit (p, v, memory_order_seq_cst);
+}
+static inline void
+tp_atomic_sub_seq_cst_u (_Atomic unsigned *p, unsigned v)
+{
+  atomic_fetch_sub_explicit (p, v, memory_order_seq_cst);
+}
+static inline uint64_t
+tp_atomic_add_relaxed_u64 (_Atomic uint64_t *p, uint64_t v)
+{
+  return atomic_fetch_add_explicit (p, v, memory_order_relaxed);
+}
+static inline uint64_t
+tp_atomic_load_relaxed_u64 (_Atomic uint64_t *p)
+{
+  return atomic_load_explicit (p, memory_order_relaxed);
+}
+
+/* ---- settings (POCL_TEAMS<n>_PARAMETERS) ------------------------------------ */
+typedef enum tp_submit_mode {
+  /* submit runs a command that is ready at once, in the enqueuing thread:
+   * PoCL's synchronous path with the team under it, no hand-off. */
+  TP_SUBMIT_EAGER = 0,
+  /* submit only queues it; a thread that waits (clFinish, clWaitForEvents,
+   * blocking calls) runs it, or the progress thread after clFlush. */
+  TP_SUBMIT_DEFER = 1
+} tp_submit_mode;
+
+typedef struct tp_settings {
+  size_t participants;     /* "cu=N": most participants per region (CUs) */
+  tp_submit_mode submit;   /* "submit=eager|defer" */
+  tt_schedule schedule;    /* "schedule=greedy|static|steal|auto" */
+  size_t grain;            /* "grain=N": work-groups per chunk, 0 = auto */
+} tp_settings;
+
+/* Parses "key=value" pairs separated by ',' or ' ' into *s (which holds the
+ * defaults on entry).  Returns 0, or -1 with a message in err[errlen]. */
+int tp_settings_parse (tp_settings *s, const char *params, char *err,
+                       size_t errlen);
+
+/* ---- per-device state ---------------------------------------------------------- */
+typedef struct tp_device {
+  cl_device_id dev;
+  void *basic_data;        /* basic's device->data (printf buffer etc.) */
+  tp_settings set;
+
+  /* Scheduler state, protected by lock (queue.c has the protocol). */
+  pthread_mutex_t lock;
+  pthread_cond_t waiters_cond;   /* threads blocked in join / wait_event */
+  pthread_cond_t progress_cond;  /* the progress thread, idle */
+  _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
+  _cl_command_node *ready_tail;
+  unsigned runners;              /* threads that will look at the list */
+  unsigned sleeping;             /* runners asleep on waiters_cond */
+  int unflushed;                 /* defer mode: queued since last flush */
+  int progress_started;
+  int progress_idle;
+  int shutdown;
+  pthread_t progress;
+
+  /* Written without the lock (see the protocol in queue.c). */
+  _Atomic unsigned waiters;      /* threads inside a wait (join/wait_event) */
+  _Atomic unsigned finish_gen;   /* bumped after every finished command */
+
+  /* Counters for tests and benchmarks (relaxed; approximate under races). */
+  _Atomic uint64_t n_run_submit;   /* commands run by the submitting thread */
+  _Atomic uint64_t n_run_waiter;   /* ... by a thread waiting for them */
+  _Atomic uint64_t n_run_progress; /* ... by the progress thread */
+  _Atomic uint64_t n_failed;       /* commands failed by a failed dependency */
+  _Atomic uint64_t n_ndrange;      /* ND-range commands run */
+  _Atomic uint64_t n_groups;       /* work-groups run */
+} tp_device;
+
+/* ---- queue.c: the ops that decide where commands run ----------------------------- */
+void tp_submit (_cl_command_node *node, cl_command_queue cq);
+void tp_notify (cl_device_id device, cl_event event, cl_event finished);
+void tp_flush (cl_device_id device, cl_command_queue cq);
+void tp_join (cl_device_id device, cl_command_queue cq);
+void tp_wait_event (cl_device_id device, cl_event event);
+void tp_notify_event_finished (cl_event event);
+int tp_queue_init (tp_device *d);
+void tp_queue_fini (tp_device *d);
+
+/* ---- run.c: an ND-range command on the team ----------------------------------------- */
+void tp_run (void *data, _cl_command_node *cmd);
+
+#endif
