@@ -1,0 +1,54 @@
+/* teams: Linux implementation of prim.h. */
+#include "prim.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void tt__futex_wait(_Atomic uint32_t *word, uint32_t val) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+void tt__futex_wake(_Atomic uint32_t *word, int n) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+uint64_t tt__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+size_t tt__cpus_allowed(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return 1;
+  int n = CPU_COUNT(&set);
+  return n > 0 ? (size_t)n : 1;
+}
+
+int tt__pin_self(int cpu) {
+  if (cpu < 0 || cpu >= CPU_SETSIZE)
+    return -EINVAL;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  return -rc;
+}
+
+int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg) {
+  pthread_attr_t attr;
+  int rc = pthread_attr_init(&attr);
+  if (rc)
+    return -rc;
+  /* Kernels run on workers' stacks: 8 MiB like a main thread would have, so
+   * work-group code with private arrays behaves the same on every participant. */
+  pthread_attr_setstacksize(&attr, 8u << 20);
+  rc = pthread_create(t, &attr, fn, arg);
+  pthread_attr_destroy(&attr);
+  return -rc;
+}

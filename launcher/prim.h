@@ -1,0 +1,42 @@
+/* teams: the operating-system primitives the runtime needs (internal).
+ *
+ * Futexes, the clock, CPU affinity and thread creation sit behind this one
+ * contract so that team.c reads as scheduling logic.  Linux only. */
+#ifndef TEAMS_PRIM_H
+#define TEAMS_PRIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sleep while *word == val (returns at once if it differs, on a wake-up, or
+ * spuriously: callers re-check).  Private futex: the word lives in one
+ * process. */
+void tt__futex_wait(_Atomic uint32_t *word, uint32_t val);
+/* Wake up to n threads sleeping on word. */
+void tt__futex_wake(_Atomic uint32_t *word, int n);
+
+/* Monotonic time in nanoseconds (vDSO, ~20 ns). */
+uint64_t tt__now_ns(void);
+
+/* Spin-wait hint for the core (pause on x86, yield on arm). */
+static inline void tt__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Number of CPUs this process may run on (its affinity mask), at least 1. */
+size_t tt__cpus_allowed(void);
+
+/* Pin the calling thread to one CPU.  Returns 0 or a negative errno. */
+int tt__pin_self(int cpu);
+
+/* Create a joinable thread with a small stack; returns 0 or a negative
+ * errno (the reason a team degrades). */
+int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+
+#endif

@@ -1,0 +1,677 @@
+/* teams: the process-wide thread team.
+ *
+ * ---------------------------------------------------------------------------
+ * Protocol
+ * ---------------------------------------------------------------------------
+ * Words and who writes them:
+ *
+ *   team.owner   CAS 0 -> token by a thread that takes the team (the holder),
+ *                store-release 0 by the holder when its region is over.  All
+ *                region fields below are written only by the holder.
+ *   team.gen     the holder's generation counter (holder-only, plain).
+ *   region.{f,ctx,m,p,mode}  written by the holder before publishing; read by
+ *                participants after they observe the publication.
+ *   region.next  the greedy chunk counter: fetch_add by every participant.
+ *   region.sync  one 64-bit word: [gen:30 | closed:1 | left:16 | active:16]
+ *                (high to low).  The holder resets it (CAS loop, keeping
+ *                `active`) when publishing and sets `closed`; workers
+ *                fetch_add `active` to join a greedy/each region, fetch_sub it
+ *                to leave, and fetch_add `left` after their static chunk.
+ *   worker.go    one 32-bit futex word per worker, on its own cache line:
+ *                [gen:30 | STATIC:1 | SLEEP:1].  The holder exchanges it to
+ *                (gen|mode) to hand the worker a region; the worker CASes
+ *                SLEEP in before it sleeps.
+ *
+ * Publishing region g on p participants: write the descriptor, reset
+ * region.sync to (g, open, left 0, active kept), then for each worker
+ * w in 1..p-1 (only those: a region wakes no one it does not need)
+ *     old = exchange(worker[w].go, g|mode)         (acq_rel)
+ *     if (old & SLEEP) futex_wake(worker[w].go)
+ * The exchange both hands over the region (its release half publishes the
+ * descriptor) and tells whether the worker committed to sleeping, so a
+ * system call is made only when someone sleeps.
+ *
+ * No lost wake-up: a worker sleeps only after CAS(go: seen -> seen|SLEEP)
+ * succeeded, and then futex_wait(go, seen|SLEEP).  The holder's exchange and
+ * that CAS are RMWs on the same word, so they are totally ordered: if the CAS
+ * came first the exchange returns SLEEP and the holder wakes the worker (the
+ * futex re-checks the word, so a wake between CAS and wait is not lost);
+ * if the exchange came first the CAS fails and the worker sees the region.
+ *
+ * Static regions (m == p): worker w runs chunk w and adds 1 to `left`; the
+ * holder runs chunk 0 and waits for left == p-1.  A static region cannot end
+ * without every worker it names, so such a worker reads a descriptor that is
+ * still its own and needs no join.
+ *
+ * Greedy and each regions: a worker that might be late must not read a
+ * descriptor that has been reused.  It joins with one fetch_add(active) and
+ * keeps the join only if the word it replaced had its generation and was not
+ * closed; otherwise it undoes the add (a stale join).  The holder closes the
+ * region with fetch_or(closed) when no chunk is left (greedy) or when its own
+ * f(ctx, 0) returned (each), then waits for active == 0.  All of these are
+ * RMWs on region.sync, so every join is ordered before or after the close:
+ * before, and the holder waits for it; after, and the joiner backs out
+ * without touching the descriptor.  A stale join's transient +1 can only
+ * delay some later holder's wait, never let it pass early; the reset keeps
+ * `active` so that the undo of a stale join cannot underflow.
+ *
+ * Idle workers (seed 000): a worker spins on its own go word until a
+ * deadline, then sleeps.  The deadline is set spin_ns after the worker's
+ * last chunk or its wake-up.  While the region it ran a chunk of still runs
+ * (region.sync still carries that generation and the team is held) it keeps
+ * pushing the deadline out, so a worker that is part of back-to-back loops
+ * stays ready for the next one; a worker no running region uses is never
+ * pushed, and sleeps after spin_ns however busy the team is.  A worker that
+ * misses the gap between two loops and sees the next one in its go word
+ * simply takes it: it "comes from a chunk" again.
+ *
+ * The busy rule: tt__team_run runs serially on the caller when it is inside
+ * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
+ * fails (unless TEAMS_BUSY=wait and the caller is not inside a chunk, then it
+ * waits for the owner).  Serial can never oversubscribe and never deadlock.
+ *
+ * Lifecycle: start and shutdown run under team.lifecycle (a mutex).  Start
+ * publishes team.running with a release store after the workers exist;
+ * shutdown takes the team as a holder, so no region runs while workers are
+ * told to exit (team.stopping, then a new go word) and joined.  After fork()
+ * the child has none of the parent's workers: the atfork child handler
+ * forgets them (their memory is leaked on purpose: another thread of the
+ * parent may have been using it) and the next use starts a fresh team.
+ *
+ * Measured and rejected: one team-wide futex word for all workers (a wake
+ * cannot choose which sleepers it wakes, so a region on 2 of 16 participants
+ * would wake everyone asleep).
+ */
+#include "team-internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "prim.h"
+#include "topology.h"
+
+/* ---- words and their layout ------------------------------------------------ */
+
+#define GO_SLEEP 1u
+#define GO_STATIC 2u
+#define GO_GEN_SHIFT 2
+#define GEN_MASK ((1u << 30) - 1)
+
+#define SYNC_ACTIVE_ONE ((uint64_t)1)
+#define SYNC_LEFT_ONE ((uint64_t)1 << 16)
+#define SYNC_CLOSED ((uint64_t)1 << 32)
+#define SYNC_GEN_SHIFT 33
+#define SYNC_ACTIVE(w) ((w)&0xffffu)
+#define SYNC_LEFT(w) (((w) >> 16) & 0xffffu)
+#define SYNC_GEN(w) ((uint32_t)((w) >> SYNC_GEN_SHIFT) & GEN_MASK)
+
+/* Participants are bounded by the 16-bit counters of region.sync. */
+#define TT_MAX_PARTICIPANTS 4096
+
+_Static_assert(TT_MAX_PARTICIPANTS < 0xffff, "sync counters are 16 bits");
+_Static_assert(sizeof(_Atomic uint32_t) == 4, "futex words are 32 bits");
+
+typedef struct worker {
+  /* Futex word: exchanged by the holder, CAS(SLEEP) by this worker. */
+  _Alignas(TT_CACHE_PAD) _Atomic uint32_t go;
+  /* Below: written once at start, then read-only. */
+  _Alignas(TT_CACHE_PAD) pthread_t thread;
+  size_t id;
+  int cpu;
+} worker;
+
+typedef struct region {
+  /* Descriptor and completion word share a line: a static worker reads the
+   * descriptor and then RMWs sync, so one line moves instead of two. */
+  _Alignas(TT_CACHE_PAD) void (*f)(void *, size_t);
+  void *ctx;
+  size_t m, p;
+  tt__mode mode;
+  _Atomic uint64_t sync;
+  /* The greedy counter is contended by every participant: a line of its own. */
+  _Alignas(TT_CACHE_PAD) _Atomic size_t next;
+} region;
+
+typedef struct team {
+  _Alignas(TT_CACHE_PAD) _Atomic uintptr_t owner;
+  uint32_t gen; /* holder-only */
+  region r;
+
+  /* Configuration and lifecycle: read-mostly. */
+  _Alignas(TT_CACHE_PAD) _Atomic int running;
+  _Atomic int stopping;
+  size_t size; /* participants, workers + caller */
+  worker *workers; /* workers[0] unused: participant 0 is the caller */
+  uint64_t spin_ns;
+  bool busy_wait;
+  bool sentinel;
+  tt__pin pin;
+  size_t requested;
+  double start_ms;
+  int caller_cpu;
+  pthread_t pinned_caller;
+  bool has_pinned_caller;
+  char degraded[160];
+} team;
+
+static team T;
+static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Per thread: participant index inside a chunk (-1 outside), nesting depth,
+ * and a unique token for team.owner (its address). */
+static _Thread_local int tls_self = -1;
+static _Thread_local int tls_depth;
+static _Thread_local char tls_token;
+
+/* OpenMP's omp_in_parallel, if the program links an OpenMP runtime. */
+extern int omp_in_parallel(void) __attribute__((weak));
+
+/* ---- configuration ----------------------------------------------------------- */
+
+/* Default spin before sleeping.  Chosen by bench/teams-bench (idle and
+ * wake-up sections, 2-core machine): long enough that a worker of
+ * back-to-back loops with short serial gaps between them never sleeps,
+ * short enough that an unused worker costs well under 1% of a core. */
+#define TT_DEFAULT_SPIN_US 100.0
+
+static double env_double(const char *name, double dflt, double lo, double hi) {
+  const char *s = getenv(name);
+  if (!s || !*s)
+    return dflt;
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *end || v < lo || v > hi) {
+    fprintf(stderr, "teams: ignoring %s=%s (expected %g..%g)\n", name, s, lo, hi);
+    return dflt;
+  }
+  return v;
+}
+
+static int env_choice(const char *name, const char *const *choices, int dflt) {
+  const char *s = getenv(name);
+  if (!s || !*s)
+    return dflt;
+  for (int i = 0; choices[i]; i++)
+    if (!strcmp(s, choices[i]))
+      return i;
+  fprintf(stderr, "teams: ignoring %s=%s (unknown value)\n", name, s);
+  return dflt;
+}
+
+/* ---- workers ------------------------------------------------------------------- */
+
+static void run_static(size_t id) {
+  region *r = &T.r;
+  tls_self = (int)id;
+  tls_depth++;
+  r->f(r->ctx, id);
+  tls_depth--;
+  tls_self = -1;
+  tt_atomic_fetch_add_release(&r->sync, SYNC_LEFT_ONE);
+}
+
+/* Join a greedy/each region of generation gen; false when it is over (or a
+ * newer one was published), in which case nothing of it may be read. */
+static bool join(uint32_t gen) {
+  uint64_t old = tt_atomic_fetch_add_acq_rel(&T.r.sync, SYNC_ACTIVE_ONE);
+  if (SYNC_GEN(old) == gen && !(old & SYNC_CLOSED))
+    return true;
+  tt_atomic_fetch_sub_release(&T.r.sync, SYNC_ACTIVE_ONE);
+  return false;
+}
+
+static void run_joined(size_t id) {
+  region *r = &T.r;
+  tls_self = (int)id;
+  tls_depth++;
+  if (r->mode == TT__MODE_EACH) {
+    if (id < r->p)
+      r->f(r->ctx, id);
+  } else {
+    size_t c;
+    while ((c = tt_atomic_fetch_add_relaxed(&r->next, 1)) < r->m)
+      r->f(r->ctx, c);
+  }
+  tls_depth--;
+  tls_self = -1;
+  tt_atomic_fetch_sub_release(&r->sync, SYNC_ACTIVE_ONE);
+}
+
+/* True while the region of generation gen has not ended. */
+static bool region_running(uint32_t gen) {
+  return tt_atomic_load_relaxed(&T.owner) != 0 &&
+         SYNC_GEN(tt_atomic_load_acquire(&T.r.sync)) == gen &&
+         !(tt_atomic_load_relaxed(&T.r.sync) & SYNC_CLOSED);
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  if (w->cpu >= 0)
+    tt__pin_self(w->cpu);
+  /* Not a load: a region may have been published before this thread ran,
+   * and it must be seen as new.  0 is the value start gave the word. */
+  uint32_t seen = 0;
+  uint64_t deadline = tt__now_ns() + T.spin_ns;
+  uint32_t ran_gen = 0;
+  bool ran = false; /* ran a chunk of region ran_gen, which may still run */
+
+  for (;;) {
+    uint32_t go = tt_atomic_load_acquire(&w->go);
+    if (go != seen) {
+      seen = go;
+      if (tt_atomic_load_acquire(&T.stopping))
+        break;
+      uint32_t gen = go >> GO_GEN_SHIFT;
+      if (go & GO_STATIC) {
+        run_static(w->id);
+        ran = true;
+      } else if (join(gen)) {
+        run_joined(w->id);
+        ran = true;
+      }
+      ran_gen = gen;
+      deadline = tt__now_ns() + T.spin_ns;
+      continue;
+    }
+    /* Spin: check the clock only every few rounds (it costs ~20 ns). */
+    for (int i = 0; i < 32; i++) {
+      tt__cpu_relax();
+      if (tt_atomic_load_relaxed(&w->go) != seen)
+        break;
+    }
+    if (tt_atomic_load_relaxed(&w->go) != seen)
+      continue;
+    uint64_t now = tt__now_ns();
+    if (ran) {
+      if (region_running(ran_gen))
+        deadline = now + T.spin_ns;
+      else
+        ran = false; /* counts down from the last push */
+    }
+    if (now < deadline)
+      continue;
+    /* Sleep.  The CAS is what the holder's exchange is ordered against. */
+    uint32_t expect = seen;
+    if (!tt_atomic_cas_acq_rel(&w->go, &expect, seen | GO_SLEEP))
+      continue; /* a region arrived: handle it */
+    do
+      tt__futex_wait(&w->go, seen | GO_SLEEP);
+    while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP));
+    deadline = tt__now_ns() + T.spin_ns;
+  }
+  return NULL;
+}
+
+/* ---- lifecycle ----------------------------------------------------------------- */
+
+static void atfork_prepare(void) { pthread_mutex_lock(&lifecycle); }
+static void atfork_parent(void) { pthread_mutex_unlock(&lifecycle); }
+static void atfork_child(void) {
+  /* The child has only the forking thread: forget the parent's workers. */
+  tt_atomic_store_relaxed(&T.running, 0);
+  tt_atomic_store_relaxed(&T.stopping, 0);
+  tt_atomic_store_relaxed(&T.owner, 0);
+  T.workers = NULL;
+  T.size = 0;
+  pthread_mutex_init(&lifecycle, NULL);
+}
+static void install_atfork(void) {
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* Start the team.  Precondition: lifecycle held, team not running. */
+static int start_locked(void) {
+  uint64_t t0 = tt__now_ns();
+  size_t cpus = tt__cpus_allowed();
+  long want = (long)env_double("TEAMS_NUM_THREADS", (double)cpus, 1,
+                               TT_MAX_PARTICIPANTS);
+  size_t n = (size_t)want;
+  static const char *const busy[] = {"serial", "wait", NULL};
+  static const char *const idle[] = {"sleep", "sentinel", NULL};
+  static const char *const pin[] = {"none", "cores", "numa", NULL};
+  T.busy_wait = env_choice("TEAMS_BUSY", busy, 0) == 1;
+  T.sentinel = env_choice("TEAMS_IDLE", idle, 0) == 1;
+  T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
+  T.spin_ns =
+      (uint64_t)(env_double("TEAMS_SPIN_US", TT_DEFAULT_SPIN_US, 0, 1e7) * 1e3);
+  T.requested = n;
+  T.degraded[0] = 0;
+
+  int *cpus_of = malloc(n * sizeof *cpus_of);
+  worker *ws = aligned_alloc(TT_CACHE_PAD, n * sizeof *ws);
+  if (!cpus_of || !ws) {
+    free(cpus_of);
+    free(ws);
+    return TT_ENOMEM;
+  }
+  memset(ws, 0, n * sizeof *ws);
+  double topo_ms = 0;
+  for (size_t i = 0; i < n; i++)
+    cpus_of[i] = -1;
+  int trc = tt__topology_init(n, T.pin, cpus_of, &topo_ms);
+  if (trc < 0 && T.pin != TT__PIN_NONE)
+    snprintf(T.degraded, sizeof T.degraded,
+             "topology unavailable (%s): not pinned", tt_strerror(trc));
+
+  T.workers = ws;
+  T.caller_cpu = cpus_of[0];
+  T.has_pinned_caller = false;
+  if (cpus_of[0] >= 0 && tt__pin_self(cpus_of[0]) == 0) {
+    T.pinned_caller = pthread_self();
+    T.has_pinned_caller = true;
+  }
+  tt_atomic_store_relaxed(&T.stopping, 0);
+  tt_atomic_store_relaxed(&T.r.sync, 0);
+  T.gen = 0;
+  size_t made = 1;
+  for (size_t i = 1; i < n; i++) {
+    ws[i].id = i;
+    ws[i].cpu = cpus_of[i];
+    tt_atomic_store_relaxed(&ws[i].go, 0);
+    int rc = tt__thread_create(&ws[i].thread, worker_main, &ws[i]);
+    if (rc) {
+      snprintf(T.degraded, sizeof T.degraded,
+               "created %zu of %zu workers: %s", i - 1, n - 1, strerror(-rc));
+      break;
+    }
+    made++;
+  }
+  free(cpus_of);
+  T.size = made;
+  T.start_ms = (double)(tt__now_ns() - t0) / 1e6;
+  tt_atomic_store_release(&T.running, 1);
+
+  const char *dbg = getenv("TEAMS_DEBUG");
+  if (dbg && *dbg && strcmp(dbg, "0"))
+    fprintf(stderr,
+            "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
+            "busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
+            T.size, T.requested, (double)T.spin_ns / 1e3, idle[T.sentinel],
+            busy[T.busy_wait], pin[T.pin], topo_ms, T.start_ms,
+            T.degraded[0] ? ", degraded: " : "", T.degraded);
+  return 0;
+}
+
+static int ensure_started(void) {
+  if (tt_atomic_load_acquire(&T.running))
+    return 0;
+  pthread_once(&atfork_once, install_atfork);
+  pthread_mutex_lock(&lifecycle);
+  int rc = 0;
+  if (!tt_atomic_load_relaxed(&T.running))
+    rc = start_locked();
+  pthread_mutex_unlock(&lifecycle);
+  return rc;
+}
+
+int tt_team_start(void) { return ensure_started(); }
+
+static bool try_take(void) {
+  uintptr_t expect = 0;
+  return tt_atomic_cas_acq_rel(&T.owner, &expect, (uintptr_t)&tls_token);
+}
+
+/* Take the team, waiting (yielding) until it is free. */
+static void take_waiting(void) {
+  unsigned spins = 0;
+  while (!try_take()) {
+    if (++spins < 1000)
+      tt__cpu_relax();
+    else
+      sched_yield();
+  }
+}
+
+static void release(void) { tt_atomic_store_release(&T.owner, 0); }
+
+/* The next generation, skipping 0: that is every new worker's initial go
+ * word, so publishing it would go unnoticed.  Precondition: team held. */
+static uint32_t next_gen(void) {
+  T.gen = (T.gen + 1) & GEN_MASK;
+  if (T.gen == 0)
+    T.gen = 1;
+  return T.gen;
+}
+
+int tt_team_shutdown(void) {
+  if (tls_depth > 0)
+    return TT_EBUSY;
+  pthread_mutex_lock(&lifecycle);
+  if (!tt_atomic_load_relaxed(&T.running)) {
+    pthread_mutex_unlock(&lifecycle);
+    return 0;
+  }
+  take_waiting();
+  tt_atomic_store_release(&T.stopping, 1);
+  next_gen();
+  for (size_t i = 1; i < T.size; i++) {
+    uint32_t old =
+        tt_atomic_exchange_acq_rel(&T.workers[i].go, T.gen << GO_GEN_SHIFT);
+    if (old & GO_SLEEP)
+      tt__futex_wake(&T.workers[i].go, 1);
+  }
+  for (size_t i = 1; i < T.size; i++)
+    pthread_join(T.workers[i].thread, NULL);
+  free(T.workers);
+  T.workers = NULL;
+  T.size = 0;
+  tt__topology_fini();
+  tt_atomic_store_relaxed(&T.running, 0);
+  release();
+  pthread_mutex_unlock(&lifecycle);
+  return 0;
+}
+
+/* ---- regions ------------------------------------------------------------------- */
+
+static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
+                       tt__mode mode) {
+  int saved = tls_self;
+  tls_self = 0;
+  tls_depth++;
+  if (mode == TT__MODE_EACH)
+    f(ctx, 0);
+  else
+    for (size_t c = 0; c < m; c++)
+      f(ctx, c);
+  tls_depth--;
+  tls_self = saved;
+}
+
+/* Wait until pred(word) holds.  The holder waits for participants that are
+ * running chunks of unknown length: spin briefly, then yield the core. */
+#define WAIT_UNTIL(cond)                                                       \
+  do {                                                                         \
+    unsigned spins_ = 0;                                                       \
+    while (!(cond)) {                                                          \
+      if (++spins_ < 4096)                                                     \
+        tt__cpu_relax();                                                       \
+      else                                                                     \
+        sched_yield();                                                         \
+    }                                                                          \
+  } while (0)
+
+/* Precondition: the caller holds the team; 2 <= p <= T.size. */
+static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
+                         size_t p, tt__mode mode) {
+  region *r = &T.r;
+  uint32_t gen = next_gen();
+  r->f = f;
+  r->ctx = ctx;
+  r->m = m;
+  r->p = p;
+  r->mode = mode;
+  tt_atomic_store_relaxed(&r->next, mode == TT__MODE_GREEDY ? 0 : m);
+  /* Reset sync, keeping `active`: stale joiners may still undo their add. */
+  uint64_t old = tt_atomic_load_relaxed(&r->sync), fresh;
+  do
+    fresh = ((uint64_t)gen << SYNC_GEN_SHIFT) | SYNC_ACTIVE(old);
+  while (!tt_atomic_cas_weak_acq_rel(&r->sync, &old, fresh));
+
+  uint32_t go = (gen << GO_GEN_SHIFT) | (mode == TT__MODE_STATIC ? GO_STATIC : 0);
+  for (size_t i = 1; i < p; i++) {
+    uint32_t prev = tt_atomic_exchange_acq_rel(&T.workers[i].go, go);
+    if (prev & GO_SLEEP)
+      tt__futex_wake(&T.workers[i].go, 1);
+  }
+
+  tls_self = 0;
+  tls_depth++;
+  if (mode == TT__MODE_GREEDY) {
+    size_t c;
+    while ((c = tt_atomic_fetch_add_relaxed(&r->next, 1)) < m)
+      f(ctx, c);
+  } else {
+    f(ctx, 0);
+  }
+  tls_depth--;
+  tls_self = -1;
+
+  if (mode == TT__MODE_STATIC) {
+    WAIT_UNTIL(SYNC_LEFT(tt_atomic_load_acquire(&r->sync)) == p - 1);
+  } else {
+    uint64_t w = tt_atomic_fetch_or_acq_rel(&r->sync, SYNC_CLOSED);
+    if (SYNC_ACTIVE(w) != 0)
+      WAIT_UNTIL(SYNC_ACTIVE(tt_atomic_load_acquire(&r->sync)) == 0);
+  }
+}
+
+static bool in_openmp_parallel(void) {
+  return omp_in_parallel && omp_in_parallel();
+}
+
+int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
+                 tt__mode mode, int *parallel) {
+  if (parallel)
+    *parallel = 0;
+  if (mode == TT__MODE_EACH)
+    m = p;
+  if (m == 0)
+    return 0;
+  if (m < p)
+    p = m;
+  if (m == 1 || p == 1 || tls_depth > 0 || in_openmp_parallel()) {
+    run_serial(f, ctx, m, mode);
+    return 0;
+  }
+  int rc = ensure_started();
+  if (rc < 0 && !tt_atomic_load_acquire(&T.running)) {
+    run_serial(f, ctx, m, mode);
+    return 0;
+  }
+  if (!try_take()) {
+    if (!T.busy_wait) {
+      run_serial(f, ctx, m, mode);
+      return 0;
+    }
+    take_waiting();
+  }
+  /* Held: shutdown cannot run now, but one may have run before we took it. */
+  if (!tt_atomic_load_relaxed(&T.running)) {
+    release();
+    run_serial(f, ctx, m, mode);
+    return 0;
+  }
+  if (p > T.size)
+    p = T.size;
+  if (mode == TT__MODE_STATIC && m != p)
+    mode = TT__MODE_GREEDY; /* the team is smaller than asked */
+  if (mode == TT__MODE_EACH)
+    m = p;
+  if (p < 2) {
+    release();
+    run_serial(f, ctx, m, mode);
+    return 0;
+  }
+  run_parallel(f, ctx, m, p, mode);
+  release();
+  if (parallel)
+    *parallel = 1;
+  return 0;
+}
+
+int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
+                     size_t p) {
+  if (!f || p == 0)
+    return TT_EINVAL;
+  return tt__team_run(f, ctx, m, p,
+                      m == p || m < p ? TT__MODE_STATIC : TT__MODE_GREEDY, NULL);
+}
+
+/* ---- queries ------------------------------------------------------------------- */
+
+int tt__self(void) { return tls_self; }
+int tt_participant(void) { return tls_self; }
+
+size_t tt__team_size(void) {
+  ensure_started();
+  size_t n = T.size;
+  return n ? n : 1;
+}
+
+size_t tt_team_size(void) { return tt__team_size(); }
+
+int tt__participant_cpu(size_t participant) {
+  if (!tt_atomic_load_acquire(&T.running) || participant >= T.size)
+    return -1;
+  if (participant == 0)
+    return T.has_pinned_caller && pthread_equal(pthread_self(), T.pinned_caller)
+               ? T.caller_cpu
+               : -1;
+  return T.workers[participant].cpu;
+}
+
+int tt_team_get_info(tt_team_info *info) {
+  if (!info)
+    return TT_EINVAL;
+  int rc = ensure_started();
+  if (rc < 0)
+    return rc;
+  pthread_mutex_lock(&lifecycle);
+  info->size = T.size;
+  info->requested = T.requested;
+  info->spin_us = (double)T.spin_ns / 1e3;
+  info->busy_wait = T.busy_wait;
+  info->sentinel = T.sentinel;
+  info->pinned = (int)T.pin;
+  info->start_ms = T.start_ms;
+  info->degraded = T.degraded[0] ? T.degraded : NULL;
+  pthread_mutex_unlock(&lifecycle);
+  return 0;
+}
+
+/* ---- per-thread scratch -------------------------------------------------------- */
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static _Thread_local void *tls_scratch;
+static _Thread_local size_t tls_scratch_size;
+
+static void scratch_free(void *p) { free(p); }
+static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
+
+void *tt__scratch(size_t size) {
+  if (size <= tls_scratch_size)
+    return tls_scratch;
+  pthread_once(&scratch_once, scratch_init);
+  size_t want = size < 4096 ? 4096 : size;
+  want = (want + TT_CACHE_PAD - 1) & ~(size_t)(TT_CACHE_PAD - 1);
+  if (want < size)
+    return NULL; /* overflow */
+  void *p = aligned_alloc(TT_CACHE_PAD, want);
+  if (!p)
+    return NULL;
+  free(tls_scratch);
+  tls_scratch = p;
+  tls_scratch_size = want;
+  pthread_setspecific(scratch_key, p);
+  return p;
+}
