@@ -1,0 +1,51 @@
+# Tests of the teams PoCL driver (included by tests/CMakeLists.txt).
+#
+# Every tests/test-pocl*.c binary runs twice through the ICD loader:
+#   <name>          on `teams`: OCL_ICD_VENDORS = the private prefix;
+#   <name>@pthread  on PoCL's `pthread`: the system ICD,
+# each with its own kernel cache in the build tree, so the results of the
+# driver are checked against PoCL's own threaded driver by the same code.
+# Then PoCL's own test programs (Debian pocl-tests): tests/pocl-tests/.
+if(NOT TT_BUILD_POCL)
+  return()
+endif()
+
+find_package(OpenCL REQUIRED)
+include(${PROJECT_SOURCE_DIR}/kernels/cl/embed.cmake)
+
+set(TT_POCL_CACHE "${PROJECT_BINARY_DIR}/pocl-cache")
+set(TT_POCL_ENV_TEAMS
+  "OCL_ICD_VENDORS=${TT_POCL_VENDORS}" "POCL_DEVICES=teams"
+  "POCL_CACHE_DIR=${TT_POCL_CACHE}/teams" "TEAMS_SPIN_US=50")
+set(TT_POCL_ENV_PTHREAD
+  "OCL_ICD_VENDORS=${TT_POCL_SYSTEM_VENDORS}" "POCL_DEVICES=pthread"
+  "POCL_CACHE_DIR=${TT_POCL_CACHE}/pthread" "TEAMS_SPIN_US=50")
+
+add_library(tt_clu STATIC ${CMAKE_CURRENT_LIST_DIR}/pocl-util/clu.c)
+target_include_directories(tt_clu PUBLIC ${CMAKE_CURRENT_LIST_DIR}/pocl-util
+  ${PROJECT_SOURCE_DIR}/backend/pocl)
+target_link_libraries(tt_clu PUBLIC OpenCL::OpenCL PkgConfig::CRITERION)
+tt_cl_embed(tt_clu)
+
+file(GLOB TT_POCL_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test-pocl*.c)
+foreach(src ${TT_POCL_TEST_SOURCES})
+  get_filename_component(name ${src} NAME_WE)
+  target_link_libraries(${name} PRIVATE tt_clu)
+  add_dependencies(${name} teams_pocl)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TT_POCL_ENV_TEAMS}"
+    LABELS "pocl" TIMEOUT 600)
+  add_test(NAME ${name}@pthread COMMAND ${name} --jobs 1)
+  set_tests_properties(${name}@pthread PROPERTIES ENVIRONMENT "${TT_POCL_ENV_PTHREAD}"
+    LABELS "pocl" TIMEOUT 600)
+endforeach()
+
+# clinfo through the wrapper: the device is listed under its name.
+find_program(TT_CLINFO clinfo)
+if(TT_CLINFO)
+  add_test(NAME pocl-clinfo COMMAND ${TT_TEAMS_RUN} ${TT_CLINFO})
+  set_tests_properties(pocl-clinfo PROPERTIES LABELS "pocl" TIMEOUT 120
+    ENVIRONMENT "POCL_CACHE_DIR=${TT_POCL_CACHE}/teams"
+    PASS_REGULAR_EXPRESSION "Device Name[ ]+teams-.*Max compute units[ ]+[1-9]")
+endif()
+
+include(${CMAKE_CURRENT_LIST_DIR}/pocl-tests/pocl-tests.cmake OPTIONAL)
