@@ -1,0 +1,479 @@
+/* Queues and events on the teams PoCL driver: in-order and out-of-order
+ * queues, event wait lists, user events, failure propagation, markers and
+ * barriers, callbacks, several host threads on several queues, and who runs
+ * a command (the submitter, a waiter, or the progress thread).
+ *
+ * Runs on teams and on PoCL's pthread driver (tests/pocl.cmake); checks of
+ * the driver's own counters skip on pthread.  Timing-dependent steps use
+ * generous bounds and only ever wait, never assert a duration. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clu.h"
+
+static const char *src_inc =
+    "kernel void inc(global uint *v) { v[get_global_id(0)] += 1; }\n"
+    "kernel void add_from(global uint *dst, global const uint *a,\n"
+    "                     global const uint *b) {\n"
+    "  size_t i = get_global_id(0); dst[i] = a[i] + b[i];\n"
+    "}\n";
+
+static clu_env E;
+static cl_program P;
+
+static void setup(void) {
+  clu_open(&E, 0);
+  P = clu_build_src(&E, src_inc);
+}
+static void teardown(void) {
+  if (P)
+    clReleaseProgram(P);
+  P = NULL;
+  clu_close(&E);
+}
+
+TestSuite(pocl_queue, .init = setup, .fini = teardown, .timeout = 300);
+
+static void sleep_ms(int ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+static cl_int status_of(cl_event ev) {
+  cl_int s;
+  CLU_CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s,
+                           NULL));
+  return s;
+}
+
+/* A buffer of n zeros. */
+static cl_mem zeros(cl_command_queue q, size_t n) {
+  cl_mem b = clu_buffer(&E, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL);
+  cl_uint z = 0;
+  CLU_CHECK(
+      clEnqueueFillBuffer(q, b, &z, sizeof z, 0, n * sizeof z, 0, NULL, NULL));
+  CLU_CHECK(clFinish(q));
+  return b;
+}
+
+static void expect_all(cl_command_queue q, cl_mem b, size_t n, cl_uint want) {
+  cl_uint *v = malloc(n * sizeof *v);
+  CLU_CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, n * sizeof *v, v, 0, NULL,
+                                NULL));
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(v[i], want, "v[%zu] = %u, want %u", i, v[i], want);
+  free(v);
+}
+
+Test(pocl_queue, in_order_chain) {
+  const size_t n = 1024;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  size_t l = 64;
+  for (int i = 0; i < 100; i++)
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, &l, 0, NULL, NULL));
+  CLU_CHECK(clFinish(E.q));
+  expect_all(E.q, b, n, 100);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+/* Out-of-order: a dependency chain through wait lists, independent
+ * commands beside it, then a barrier before a command that reads both. */
+Test(pocl_queue, out_of_order_events_and_barrier) {
+  cl_command_queue q =
+      clu_queue(&E, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  const size_t n = 512;
+  cl_mem a = zeros(q, n), b = zeros(q, n), c = zeros(q, n);
+  cl_kernel ka = clu_kernel(P, "inc"), kb = clu_kernel(P, "inc");
+  CLU_ARG(ka, 0, a);
+  CLU_ARG(kb, 0, b);
+  size_t l = 32;
+  cl_event prev = NULL;
+  for (int i = 0; i < 20; i++) {
+    cl_event ev;
+    CLU_CHECK(clEnqueueNDRangeKernel(q, ka, 1, NULL, &n, &l, prev ? 1 : 0,
+                                     prev ? &prev : NULL, &ev));
+    if (prev)
+      clReleaseEvent(prev);
+    prev = ev;
+    /* b's increments have no wait list: the barrier after each one keeps
+     * them from running at the same time (lost updates otherwise), while
+     * a's chain is ordered by its events only. */
+    CLU_CHECK(clEnqueueNDRangeKernel(q, kb, 1, NULL, &n, &l, 0, NULL, NULL));
+    CLU_CHECK(clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
+  }
+  clReleaseEvent(prev);
+  CLU_CHECK(clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
+  cl_kernel kc = clu_kernel(P, "add_from");
+  CLU_ARG(kc, 0, c);
+  CLU_ARG(kc, 1, a);
+  CLU_ARG(kc, 2, b);
+  cl_event done;
+  CLU_CHECK(clEnqueueNDRangeKernel(q, kc, 1, NULL, &n, &l, 0, NULL, &done));
+  CLU_CHECK(clWaitForEvents(1, &done));
+  cr_assert_eq(status_of(done), CL_COMPLETE);
+  expect_all(q, c, n, 40);
+  clReleaseEvent(done);
+  clReleaseKernel(ka);
+  clReleaseKernel(kb);
+  clReleaseKernel(kc);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+  clReleaseMemObject(c);
+  clReleaseCommandQueue(q);
+}
+
+/* Markers with wait lists join events of two queues. */
+Test(pocl_queue, marker_joins_two_queues) {
+  cl_command_queue q2 = clu_queue(&E, 0);
+  const size_t n = 256;
+  cl_mem a = zeros(E.q, n), b = zeros(q2, n);
+  cl_kernel ka = clu_kernel(P, "inc"), kb = clu_kernel(P, "inc");
+  CLU_ARG(ka, 0, a);
+  CLU_ARG(kb, 0, b);
+  cl_event ev[2], marker;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, ka, 1, NULL, &n, NULL, 0, NULL, &ev[0]));
+  CLU_CHECK(clEnqueueNDRangeKernel(q2, kb, 1, NULL, &n, NULL, 0, NULL, &ev[1]));
+  CLU_CHECK(clEnqueueMarkerWithWaitList(E.q, 2, ev, &marker));
+  CLU_CHECK(clWaitForEvents(1, &marker));
+  cr_assert_eq(status_of(ev[0]), CL_COMPLETE);
+  cr_assert_eq(status_of(ev[1]), CL_COMPLETE);
+  expect_all(E.q, a, n, 1);
+  expect_all(q2, b, n, 1);
+  clReleaseEvent(ev[0]);
+  clReleaseEvent(ev[1]);
+  clReleaseEvent(marker);
+  clReleaseKernel(ka);
+  clReleaseKernel(kb);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+  clReleaseCommandQueue(q2);
+}
+
+struct later {
+  cl_event ev;
+  cl_int status;
+  int delay_ms;
+};
+
+static void *set_later(void *arg) {
+  struct later *l = arg;
+  sleep_ms(l->delay_ms);
+  clSetUserEventStatus(l->ev, l->status);
+  return NULL;
+}
+
+/* A command gated by a user event does not run before the event is set;
+ * a thread waiting for it runs it once another thread sets the event. */
+Test(pocl_queue, user_event_gate_waiter_runs) {
+  const size_t n = 256;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  cl_int err;
+  cl_event u = clCreateUserEvent(E.ctx, &err);
+  CLU_CHECK(err);
+  tt_cl_stats s0, s1;
+  clu_stats(&E, &s0);
+  cl_event kev;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 1, &u, &kev));
+  CLU_CHECK(clFlush(E.q));
+  sleep_ms(50);
+  cr_assert_gt(status_of(kev), CL_RUNNING, "ran before its user event");
+  struct later l = {u, CL_COMPLETE, 100};
+  pthread_t t;
+  pthread_create(&t, NULL, set_later, &l);
+  CLU_CHECK(clWaitForEvents(1, &kev));
+  pthread_join(t, NULL);
+  cr_assert_eq(status_of(kev), CL_COMPLETE);
+  expect_all(E.q, b, n, 1);
+  if (clu_stats(&E, &s1) == 0) {
+    cr_assert_eq(s1.run_by_waiter - s0.run_by_waiter, 1,
+                 "the waiting thread should have run the kernel");
+    cr_assert_eq(s1.run_by_progress, s0.run_by_progress,
+                 "no hand-off to the progress thread");
+  }
+  clReleaseEvent(kev);
+  clReleaseEvent(u);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+/* Nobody waits: the command still completes on its own (the progress
+ * thread on teams) once its user event is set. */
+Test(pocl_queue, user_event_progress_without_waiter) {
+  const size_t n = 256;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  cl_int err;
+  cl_event u = clCreateUserEvent(E.ctx, &err);
+  CLU_CHECK(err);
+  tt_cl_stats s0, s1;
+  clu_stats(&E, &s0);
+  cl_event kev;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 1, &u, &kev));
+  CLU_CHECK(clFlush(E.q));
+  CLU_CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+  int polls = 0;
+  while (status_of(kev) != CL_COMPLETE && polls++ < 10000)
+    sleep_ms(1);
+  cr_assert_eq(status_of(kev), CL_COMPLETE, "no progress without a waiter");
+  if (clu_stats(&E, &s1) == 0)
+    cr_assert_eq(s1.run_by_progress - s0.run_by_progress, 1);
+  expect_all(E.q, b, n, 1);
+  clReleaseEvent(kev);
+  clReleaseEvent(u);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+/* A failed user event fails its dependents, transitively and across an
+ * in-order queue, without running them; waits report the failure. */
+Test(pocl_queue, failure_propagates) {
+  const size_t n = 128;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  cl_int err;
+  cl_event u = clCreateUserEvent(E.ctx, &err);
+  CLU_CHECK(err);
+  cl_event k1, k2, m;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 1, &u, &k1));
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 1, &k1, &k2));
+  CLU_CHECK(clEnqueueMarkerWithWaitList(E.q, 1, &k2, &m));
+  struct later l = {u, -42, 50};
+  pthread_t t;
+  pthread_create(&t, NULL, set_later, &l);
+  cl_int w = clWaitForEvents(1, &m);
+  pthread_join(t, NULL);
+  cr_assert_eq(w, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cr_assert_lt(status_of(k1), 0);
+  cr_assert_lt(status_of(k2), 0);
+  cr_assert_lt(status_of(m), 0);
+  CLU_CHECK(clFinish(E.q));
+  /* The queue still works, and nothing ran. */
+  expect_all(E.q, b, n, 0);
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  expect_all(E.q, b, n, 1);
+  clReleaseEvent(k1);
+  clReleaseEvent(k2);
+  clReleaseEvent(m);
+  clReleaseEvent(u);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+struct cb_state {
+  _Atomic int calls;
+  cl_command_queue q;
+  cl_kernel k;
+  size_t n;
+  _Atomic int enqueued;
+};
+
+static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user) {
+  struct cb_state *st = user;
+  atomic_fetch_add(&st->calls, 1);
+  /* Enqueueing from a callback is allowed (not waiting). */
+  if (status == CL_COMPLETE &&
+      clEnqueueNDRangeKernel(st->q, st->k, 1, NULL, &st->n, NULL, 0, NULL,
+                             NULL) == CL_SUCCESS)
+    atomic_fetch_add(&st->enqueued, 1);
+}
+
+Test(pocl_queue, callback_enqueues) {
+  const size_t n = 64;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  struct cb_state st = {0};
+  st.q = E.q;
+  st.k = k;
+  st.n = n;
+  cl_event ev;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, &ev));
+  CLU_CHECK(clSetEventCallback(ev, CL_COMPLETE, on_complete, &st));
+  CLU_CHECK(clWaitForEvents(1, &ev));
+  int polls = 0;
+  while (atomic_load(&st.enqueued) == 0 && polls++ < 5000)
+    sleep_ms(1);
+  cr_assert_eq(atomic_load(&st.calls), 1);
+  cr_assert_eq(atomic_load(&st.enqueued), 1);
+  CLU_CHECK(clFinish(E.q));
+  expect_all(E.q, b, n, 2);
+  clReleaseEvent(ev);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+/* Several host threads, each with its own queue in one context, enqueue
+ * and finish at the same time. */
+struct worker {
+  int id;
+  cl_command_queue q;
+  cl_mem b;
+  cl_kernel k;
+  int rounds;
+  int ok;
+};
+
+/* Each round waits on the previous one through its event, so the
+ * increments are ordered on in-order and out-of-order queues alike. */
+static void *host_thread(void *arg) {
+  struct worker *w = arg;
+  size_t n = 512, l = 64;
+  cl_event prev = NULL;
+  for (int r = 0; r < w->rounds; r++) {
+    cl_event ev;
+    if (clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &n, &l, prev ? 1 : 0,
+                               prev ? &prev : NULL, &ev))
+      return NULL;
+    if (prev)
+      clReleaseEvent(prev);
+    prev = ev;
+    if (r % 7 == 0 && clFinish(w->q))
+      return NULL;
+  }
+  if (prev && clWaitForEvents(1, &prev))
+    return NULL;
+  if (prev)
+    clReleaseEvent(prev);
+  cl_uint v[512];
+  if (clEnqueueReadBuffer(w->q, w->b, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL))
+    return NULL;
+  w->ok = 1;
+  for (int i = 0; i < 512; i++)
+    if (v[i] != (cl_uint)w->rounds)
+      w->ok = 0;
+  return NULL;
+}
+
+Test(pocl_queue, host_threads_on_their_queues) {
+  enum { T = 4 };
+  struct worker w[T];
+  pthread_t th[T];
+  for (int i = 0; i < T; i++) {
+    w[i].id = i;
+    w[i].q = clu_queue(&E, i % 2 ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0);
+    w[i].b = zeros(w[i].q, 512);
+    w[i].k = clu_kernel(P, "inc");
+    w[i].rounds = 150;
+    w[i].ok = 0;
+    CLU_ARG(w[i].k, 0, w[i].b);
+  }
+  for (int i = 0; i < T; i++)
+    pthread_create(&th[i], NULL, host_thread, &w[i]);
+  for (int i = 0; i < T; i++)
+    pthread_join(th[i], NULL);
+  for (int i = 0; i < T; i++) {
+    cr_assert(w[i].ok, "host thread %d saw wrong results", i);
+    clReleaseKernel(w[i].k);
+    clReleaseMemObject(w[i].b);
+    clReleaseCommandQueue(w[i].q);
+  }
+}
+
+/* Profiling timestamps are ordered queued <= submit <= start <= end. */
+Test(pocl_queue, profiling_order) {
+  cl_command_queue q = clu_queue(&E, CL_QUEUE_PROFILING_ENABLE);
+  const size_t n = 4096;
+  cl_mem b = zeros(q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  cl_event ev;
+  CLU_CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, &ev));
+  CLU_CHECK(clWaitForEvents(1, &ev));
+  cl_ulong t[4];
+  cl_profiling_info what[4] = {
+      CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+      CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  for (int i = 0; i < 4; i++)
+    CLU_CHECK(clGetEventProfilingInfo(ev, what[i], sizeof t[i], &t[i], NULL));
+  for (int i = 1; i < 4; i++)
+    cr_assert_leq(t[i - 1], t[i], "profiling stamp %d before %d", i, i - 1);
+  clReleaseEvent(ev);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+  clReleaseCommandQueue(q);
+}
+
+/* Eager submit (the default): the enqueuing thread runs a ready command
+ * itself; the progress thread is never involved. */
+Test(pocl_queue, eager_submit_runs_in_caller) {
+  tt_cl_stats s0, s1;
+  if (clu_stats(&E, &s0) != 0)
+    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+  const size_t n = 256;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  clu_stats(&E, &s0);
+  for (int i = 0; i < 10; i++)
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_submit - s0.run_by_submit, 10);
+  CLU_CHECK(clFinish(E.q));
+  expect_all(E.q, b, n, 10);
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_progress, 0);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+/* Deferred submit: nothing runs at enqueue; clFinish runs the queue on the
+ * finishing thread (no hand-off); after clFlush the progress thread runs
+ * commands nobody waits for. */
+static void defer_env(void) {
+  /* Before PoCL initialises (each test runs in a fresh process). */
+  setenv("POCL_TEAMS0_PARAMETERS", "submit=defer", 1);
+  setup();
+}
+
+TestSuite(pocl_queue_defer, .init = defer_env, .fini = teardown,
+          .timeout = 300);
+
+Test(pocl_queue_defer, waiter_runs_flush_progresses) {
+  tt_cl_stats s0, s1;
+  if (clu_stats(&E, &s0) != 0)
+    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+  char set[128];
+  CLU_CHECK(clGetDeviceInfo(E.dev, TT_CL_DEVICE_SETTINGS, sizeof set, set,
+                            NULL));
+  cr_assert(strstr(set, "submit=defer") != NULL, "settings: %s", set);
+  const size_t n = 256;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  clu_stats(&E, &s0);
+  for (int i = 0; i < 10; i++)
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.ndrange, s0.ndrange, "deferred commands ran at enqueue");
+  CLU_CHECK(clFinish(E.q));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_waiter - s0.run_by_waiter, 10);
+  cr_assert_eq(s1.run_by_progress, s0.run_by_progress);
+  expect_all(E.q, b, n, 10);
+
+  cl_event ev;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, &ev));
+  CLU_CHECK(clFlush(E.q));
+  int polls = 0;
+  while (status_of(ev) != CL_COMPLETE && polls++ < 10000)
+    sleep_ms(1);
+  cr_assert_eq(status_of(ev), CL_COMPLETE, "no progress after clFlush");
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_progress - s0.run_by_progress, 1);
+  clReleaseEvent(ev);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
