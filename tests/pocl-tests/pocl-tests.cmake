@@ -1,0 +1,44 @@
+# PoCL's own test programs (Debian pocl-tests) on the teams driver, compared
+# with PoCL's pthread driver: every program that passes on pthread must pass
+# on teams.  Included by tests/pocl.cmake.
+#
+#   <build>/pocl-tests/run [--full|--subset|-R regex] [-j N]
+# builds the programs (first use), runs them on pthread and on teams (each
+# with its own kernel cache), and prints both counts and any program that
+# passes on pthread but not on teams (exit status 1 then).  The ctest test
+# `pocl-tests` runs the representative subset (CI); --full runs all.
+set(TT_POCL_TESTS_DIR "/usr/share/pocl-tests" CACHE PATH "Debian pocl-tests package root")
+if(NOT EXISTS "${TT_POCL_TESTS_DIR}/tests/CMakeLists.txt")
+  message(STATUS "pocl-tests: ${TT_POCL_TESTS_DIR} missing (apt-get install pocl-tests): runner not configured")
+  return()
+endif()
+
+# The platform version string the tests check against (test_version).
+file(STRINGS "${TT_LIBPOCL}" tt_ver REGEX "^OpenCL [0-9.]+ PoCL [^ ]+" LIMIT_COUNT 1)
+string(REGEX REPLACE "^OpenCL [0-9.]+ PoCL ([^ ]+).*" "\\1" TT_POCL_VERSION_FULL "${tt_ver}")
+
+set(root "${PROJECT_BINARY_DIR}/pocl-tests")
+set(src "${root}/src")
+file(MAKE_DIRECTORY "${src}/lib")
+file(CREATE_LINK "${CMAKE_CURRENT_LIST_DIR}/CMakeLists.txt" "${src}/CMakeLists.txt" SYMBOLIC)
+file(CREATE_LINK "${CMAKE_CURRENT_LIST_DIR}/config.h.in" "${src}/config.h.in" SYMBOLIC)
+file(CREATE_LINK "${CMAKE_CURRENT_LIST_DIR}/pocl_opencl.h.in" "${src}/pocl_opencl.h.in" SYMBOLIC)
+file(CREATE_LINK "${TT_POCL_TESTS_DIR}/tests" "${src}/tests" SYMBOLIC)
+file(CREATE_LINK "${TT_POCL_SRC}/include" "${src}/include" SYMBOLIC)
+file(CREATE_LINK "${TT_POCL_SRC}/poclu" "${src}/poclu" SYMBOLIC)
+file(CREATE_LINK "${TT_POCL_SRC}/lib/CL" "${src}/lib/CL" SYMBOLIC)
+
+set(TT_PT_ROOT "${root}")
+set(TT_PT_SRC "${src}")
+set(TT_PT_BUILD "${root}/build")
+set(TT_PT_RUN_ONE "${CMAKE_CURRENT_LIST_DIR}/run-one.cmake")
+set(TT_PT_VERSION "${TT_POCL_VERSION_FULL}")
+set(TT_PT_SUBSET "${CMAKE_CURRENT_LIST_DIR}/subset.txt")
+set(TT_PT_CMAKE "${CMAKE_COMMAND}")
+set(TT_PT_CTEST "${CMAKE_CTEST_COMMAND}")
+configure_file("${CMAKE_CURRENT_LIST_DIR}/run.in" "${root}/run" @ONLY
+  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+  WORLD_READ WORLD_EXECUTE)
+
+add_test(NAME pocl-tests COMMAND "${root}/run" --subset -j 2)
+set_tests_properties(pocl-tests PROPERTIES LABELS "pocl" TIMEOUT 900)

@@ -1,0 +1,38 @@
+# Runs one of PoCL's test programs as PoCL's add_test_pocl does: the command
+# (arguments separated by ####) must exit 0, and its stdout must equal the
+# expected output file when one is given (lines sorted first if asked).
+# Prints OK or FAIL for the test's pass/fail expressions.
+#   cmake -Dtest_cmd=... [-Dexpected=file] [-Dsort_output=1] -P run-one.cmake
+string(REPLACE "####" ";" cmd "${test_cmd}")
+if(NOT DEFINED ENV{POCL_TEST_TIMEOUT})
+  set(ENV{POCL_TEST_TIMEOUT} 300)
+endif()
+execute_process(COMMAND timeout -k 10 $ENV{POCL_TEST_TIMEOUT} ${cmd}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message("${out}\n${err}")
+  message(FATAL_ERROR "FAIL: exit status ${rc}: ${cmd}")
+endif()
+message("${out}")
+message("${err}")
+if(expected)
+  set(got "${out}")
+  if(sort_output)
+    string(REPLACE ";" "\\;" got "${got}")
+    string(REPLACE "\n" ";" lines "${got}")
+    list(FILTER lines EXCLUDE REGEX "^$")
+    list(SORT lines)
+    string(REPLACE ";" "\n" got "${lines}")
+    string(REPLACE "\\;" ";" got "${got}")
+    set(got "${got}\n")
+  endif()
+  file(READ "${expected}" want)
+  if(NOT got STREQUAL want)
+    string(RANDOM r)
+    set(f "${CMAKE_CURRENT_BINARY_DIR}/output-${r}.txt")
+    file(WRITE "${f}" "${got}")
+    execute_process(COMMAND diff -u "${expected}" "${f}")
+    message(FATAL_ERROR "FAIL: output differs from ${expected} (got ${f})")
+  endif()
+endif()
+message("OK")
