@@ -113,9 +113,7 @@ static size_t choose_local(unsigned dims, const size_t global[3],
     /* A whole dimension if it fits, else the power of two left over; the last
      * group along d then takes the remainder. */
     local[d] = global[d] <= left ? global[d] : left;
-    left /= local[d];
-    if (left == 0)
-      left = 1;
+    left = floor_pow2(left / local[d]);
     items *= local[d];
   }
   return items;

@@ -39,10 +39,12 @@ typedef struct tt_launch_config {
   unsigned dims;              /* 1..3 */
   size_t global[TT_MAX_DIMS]; /* work-items per dimension, each >= 1 */
   /* Work-group size per dimension, each <= global.  All zero: the launcher
-   * chooses (tt_launch_resolve tells what): a power of two of at most
-   * TT_LOCAL_CHOOSE_MAX items, small enough to leave about four groups per
-   * participant when the range allows it, given to dimension 0 first (the
-   * contiguous one, which the item loop vectorises over), then 1, then 2.
+   * chooses (tt_launch_resolve tells what).  It aims at about four groups
+   * per participant when the range allows it, with at most
+   * TT_LOCAL_CHOOSE_MAX items per group, and fills dimension 0 first (the
+   * contiguous one, which the item loop vectorises over), then 1, then 2:
+   * each dimension gets its whole global size or a power of two.  The choice
+   * depends on the participant count, so on the team size.
    * Zero in some used dimensions and not in others is TT_EINVAL.
    * Where global is not a multiple of local, the last group along that
    * dimension is smaller (OpenCL 2.0 non-uniform work-groups). */
@@ -99,8 +101,8 @@ typedef struct tt_kernel {
  * when every work-item has run.  Returns 0, or
  *   TT_EINVAL    k, k->chunk or cfg NULL; dims outside 1..3; a zero global
  *                size; a local size larger than global; local sizes partly
- *                zero; an unknown schedule; participants larger than the
- *                team is fine (clamped);
+ *                zero; an unknown schedule (participants beyond the team
+ *                size are not an error: they are clamped);
  *   TT_EOVERFLOW the product of global sizes, offset + global, or the local
  *                memory size overflows size_t;
  *   TT_ENOMEM    a participant could not get its local memory (groups may
