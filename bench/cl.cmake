@@ -1,0 +1,19 @@
+# teams-bench-cl: the OpenCL rows (the teams PoCL driver against PoCL's
+# pthread and basic drivers).  bench/teams-bench runs it after its own
+# sections, from this directory, with the same --tsv / --quick flags.
+if(NOT TT_BUILD_POCL OR NOT TARGET teams_pocl)
+  message(STATUS "teams-bench: no PoCL driver built; the OpenCL rows are skipped")
+  return()
+endif()
+find_package(OpenCL REQUIRED)
+include(${PROJECT_SOURCE_DIR}/kernels/cl/embed.cmake)
+add_executable(teams-bench-cl teams-bench-cl.c)
+tt_bench_program(teams-bench-cl)
+tt_cl_embed(teams-bench-cl)
+target_compile_definitions(teams-bench-cl PRIVATE
+  TT_POCL_VENDORS="${TT_POCL_VENDORS}"
+  TT_POCL_SYSTEM_VENDORS="${TT_POCL_SYSTEM_VENDORS}"
+  TT_BENCH_CACHE="${CMAKE_CURRENT_BINARY_DIR}/cl-cache")
+target_link_libraries(teams-bench-cl PRIVATE OpenCL::OpenCL m)
+# The driver must exist before the benchmark can run it.
+add_dependencies(teams-bench-cl teams_pocl)

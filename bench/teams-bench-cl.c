@@ -1,0 +1,644 @@
+/* teams-bench-cl: the teams PoCL driver against PoCL's pthread and basic
+ * drivers.
+ *
+ * One PoCL per process (two libpocl instances abort, and the drivers live
+ * in different ICD prefixes), so every device is measured by a child: this
+ * program re-runs itself with --child SECTION under the device's ICD
+ * environment, the child measures one round and prints raw samples
+ * ("metric<TAB>unit<TAB>value" lines), and the parent pools them.  Rounds
+ * alternate the devices, in an order rotated by the round number, so a
+ * shared machine's drifts hit every device alike.  Reported per row
+ * (section, system, metric): median and p90 of the pooled samples, and the
+ * ratio against the section's baseline system: the median over rounds of the
+ * paired ratio (this row's median in round r over the baseline's in round r).
+ *
+ * Output: a human table by default; with --tsv one row a line,
+ *   section<TAB>system<TAB>metric<TAB>unit<TAB>median<TAB>p90<TAB>ratio
+ * as bench/teams-bench prints its own rows (it runs this program after its
+ * sections with the same flags).  --quick: fewer rounds and samples, under a
+ * minute.  --section NAME: one section only.
+ *
+ * Sections (lower is better everywhere):
+ *   cl-launch  empty kernel enqueue+finish; 1000 enqueues + one finish
+ *   cl-sync    the same empty-kernel samples against basic, PoCL's
+ *              synchronous driver (the floor: its own command path)
+ *   cl-axpy    axpy on 1e7 doubles, local 64 and NULL local
+ *   cl-tri     the triangular kernel (row i costs i + 1), local 16
+ *   cl-first   build + first launch with a cold and with a warm kernel cache */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cl-sources.h"
+
+extern char **environ;
+
+#ifndef TT_POCL_VENDORS
+#error "TT_POCL_VENDORS: the private prefix's vendors directory (bench/cl.cmake)"
+#endif
+#ifndef TT_POCL_SYSTEM_VENDORS
+#define TT_POCL_SYSTEM_VENDORS "/etc/OpenCL/vendors"
+#endif
+#ifndef TT_BENCH_CACHE
+#define TT_BENCH_CACHE "/tmp/teams-bench-cl-cache"
+#endif
+
+/* ---- systems and sections ------------------------------------------------------ */
+
+typedef struct device_def {
+  const char *name;    /* POCL_DEVICES and the printed system name */
+  const char *vendors; /* OCL_ICD_VENDORS */
+} device_def;
+
+static const device_def devices[] = {
+    {"teams", TT_POCL_VENDORS},
+    {"pthread", TT_POCL_SYSTEM_VENDORS},
+    {"basic", TT_POCL_VENDORS},
+};
+#define NDEVICES (sizeof devices / sizeof devices[0])
+
+typedef struct section_def {
+  const char *name, *title, *baseline;
+  const char *child;      /* the child section that measures it */
+  unsigned rounds, quick_rounds;
+  const char *systems[NDEVICES + 1];
+  const char *metrics[3]; /* NULL: all metrics of the child section */
+} section_def;
+
+static const section_def sections[] = {
+    {"cl-launch", "OpenCL launch overhead, empty kernel (1 item)", "pthread",
+     "launch", 7, 3, {"teams", "pthread", "basic", NULL}, {NULL}},
+    {"cl-sync", "empty kernel against PoCL's synchronous basic driver "
+     "(cl-launch's samples)", "basic", NULL, 0, 0,
+     {"teams", "pthread", "basic", NULL}, {"empty enqueue+finish", NULL}},
+    {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
+     {"teams", "pthread", NULL}, {NULL}},
+    {"cl-tri", "triangular kernel, 8192 rows (row i costs i + 1), local 16",
+     "pthread", "tri", 5, 3, {"teams", "pthread", NULL}, {NULL}},
+    {"cl-first", "build + first launch of axpy (2^16 items, local 64)",
+     "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}},
+};
+#define NSECTIONS (sizeof sections / sizeof sections[0])
+
+static struct {
+  int tsv, quick;
+  const char *only;
+  char self[4096];
+} opt;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "teams-bench-cl: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  exit(1);
+}
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    cl_int e_ = (call);                                                        \
+    if (e_ != CL_SUCCESS)                                                      \
+      die("%s: %d", #call, e_);                                                \
+  } while (0)
+
+/* ---- the child: one round of one section on the device of the environment ------ */
+
+static struct {
+  cl_device_id dev;
+  cl_context ctx;
+  cl_command_queue q;
+} cl;
+
+static void cl_open(void) {
+  cl_platform_id pl;
+  CHECK(clGetPlatformIDs(1, &pl, NULL));
+  CHECK(clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &cl.dev, NULL));
+  cl_int err;
+  cl.ctx = clCreateContext(NULL, 1, &cl.dev, NULL, NULL, &err);
+  CHECK(err);
+  cl.q = clCreateCommandQueueWithProperties(cl.ctx, cl.dev, NULL, &err);
+  CHECK(err);
+}
+
+static cl_kernel build(const char *file, const char *kernel) {
+  const char *src = tt_cl_source(file);
+  if (src == NULL)
+    die("no kernels/cl/%s.cl", file);
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(cl.ctx, 1, &src, NULL, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(p, 1, &cl.dev, "-cl-std=CL3.0", NULL, NULL));
+  cl_kernel k = clCreateKernel(p, kernel, &err);
+  CHECK(err);
+  clReleaseProgram(p);
+  return k;
+}
+
+static void sample(const char *metric, const char *unit, double v) {
+  printf("%s\t%s\t%.9g\n", metric, unit, v);
+}
+
+static void child_launch(void) {
+  cl_kernel k = build("axpy", "tt_empty");
+  size_t one = 1;
+  int batches = opt.quick ? 10 : 20, per = 100;
+  for (int i = 0; i < 200; i++) { /* warm: JIT'd function, threads awake */
+    CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &one, &one, 0, NULL, NULL));
+    CHECK(clFinish(cl.q));
+  }
+  for (int b = 0; b < batches; b++) {
+    double t0 = now_s();
+    for (int i = 0; i < per; i++) {
+      clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &one, &one, 0, NULL, NULL);
+      clFinish(cl.q);
+    }
+    sample("empty enqueue+finish", "us", (now_s() - t0) / per * 1e6);
+  }
+  int reps = opt.quick ? 3 : 5;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+    for (int i = 0; i < 1000; i++)
+      clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &one, &one, 0, NULL, NULL);
+    CHECK(clFinish(cl.q));
+    sample("1000 enqueues+finish", "us/kernel", (now_s() - t0) / 1000 * 1e6);
+  }
+  clReleaseKernel(k);
+}
+
+static void time_launch(cl_kernel k, cl_uint dims, const size_t *g,
+                        const size_t *l, const char *metric, int reps) {
+  for (int i = 0; i < 2; i++) { /* JIT for this local size, pages touched */
+    CHECK(clEnqueueNDRangeKernel(cl.q, k, dims, NULL, g, l, 0, NULL, NULL));
+    CHECK(clFinish(cl.q));
+  }
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+    CHECK(clEnqueueNDRangeKernel(cl.q, k, dims, NULL, g, l, 0, NULL, NULL));
+    CHECK(clFinish(cl.q));
+    sample(metric, "ms", (now_s() - t0) * 1e3);
+  }
+}
+
+static cl_mem filled(size_t bytes, double v) {
+  cl_int err;
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  CHECK(err);
+  CHECK(clEnqueueFillBuffer(cl.q, m, &v, sizeof v, 0, bytes, 0, NULL, NULL));
+  CHECK(clFinish(cl.q));
+  return m;
+}
+
+static void child_axpy(void) {
+  const size_t n = 10000000;
+  cl_kernel k = build("axpy", "tt_axpy");
+  cl_mem x = filled(n * sizeof(double), 1.0), y = filled(n * sizeof(double), 2.0);
+  double a = 0.5;
+  CHECK(clSetKernelArg(k, 0, sizeof a, &a));
+  CHECK(clSetKernelArg(k, 1, sizeof x, &x));
+  CHECK(clSetKernelArg(k, 2, sizeof y, &y));
+  int reps = opt.quick ? 5 : 10;
+  size_t l = 64;
+  time_launch(k, 1, &n, &l, "axpy 1e7 local 64", reps);
+  time_launch(k, 1, &n, NULL, "axpy 1e7 NULL local", reps);
+  clReleaseMemObject(x);
+  clReleaseMemObject(y);
+  clReleaseKernel(k);
+}
+
+static void child_tri(void) {
+  const size_t n = 8192;
+  cl_kernel k = build("tri", "tt_tri");
+  cl_mem x = filled(n * sizeof(cl_uint), 0.0), y = filled(n * sizeof(cl_ulong), 0.0);
+  cl_uint *xv = malloc(n * sizeof *xv);
+  for (size_t i = 0; i < n; i++)
+    xv[i] = (cl_uint)(i * 2654435761u);
+  CHECK(clEnqueueWriteBuffer(cl.q, x, CL_TRUE, 0, n * sizeof *xv, xv, 0, NULL,
+                             NULL));
+  free(xv);
+  cl_ulong un = n;
+  CHECK(clSetKernelArg(k, 0, sizeof un, &un));
+  CHECK(clSetKernelArg(k, 1, sizeof x, &x));
+  CHECK(clSetKernelArg(k, 2, sizeof y, &y));
+  size_t l = 16;
+  time_launch(k, 1, &n, &l, "triangular local 16", opt.quick ? 5 : 10);
+  clReleaseMemObject(x);
+  clReleaseMemObject(y);
+  clReleaseKernel(k);
+}
+
+/* Build + first launch; the parent points POCL_CACHE_DIR at an empty
+ * directory (cold) or at one this very measurement filled before (warm). */
+static void child_first(const char *metric) {
+  double t0 = now_s();
+  cl_kernel k = build("axpy", "tt_axpy");
+  const size_t n = 1 << 16;
+  cl_int err;
+  cl_mem x = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, n * 8, NULL, &err);
+  CHECK(err);
+  cl_mem y = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, n * 8, NULL, &err);
+  CHECK(err);
+  double a = 0.5;
+  CHECK(clSetKernelArg(k, 0, sizeof a, &a));
+  CHECK(clSetKernelArg(k, 1, sizeof x, &x));
+  CHECK(clSetKernelArg(k, 2, sizeof y, &y));
+  size_t l = 64;
+  CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &n, &l, 0, NULL, NULL));
+  CHECK(clFinish(cl.q));
+  sample(metric, "ms", (now_s() - t0) * 1e3);
+  clReleaseMemObject(x);
+  clReleaseMemObject(y);
+  clReleaseKernel(k);
+}
+
+static int child_main(const char *what) {
+  cl_open();
+  if (!strcmp(what, "launch"))
+    child_launch();
+  else if (!strcmp(what, "axpy"))
+    child_axpy();
+  else if (!strcmp(what, "tri"))
+    child_tri();
+  else if (!strcmp(what, "first-cold"))
+    child_first("first launch, cold cache");
+  else if (!strcmp(what, "first-warm"))
+    child_first("first launch, warm cache");
+  else if (!strcmp(what, "warm")) {
+    /* Fill the device's kernel cache for the measured sections. */
+    opt.quick = 1;
+    child_launch();
+    child_axpy();
+    child_tri();
+  } else
+    die("unknown child section %s", what);
+  clReleaseCommandQueue(cl.q);
+  clReleaseContext(cl.ctx);
+  fflush(stdout);
+  return 0;
+}
+
+/* ---- the parent -------------------------------------------------------------------- */
+
+typedef struct row {
+  const char *child, *system;
+  char metric[64], unit[16];
+  double *v;      /* samples */
+  unsigned *round;
+  size_t n, cap;
+} row;
+
+static row *rows;
+static size_t nrows, caprows;
+
+static row *row_get(const char *child, const char *system, const char *metric,
+                    const char *unit) {
+  for (size_t i = 0; i < nrows; i++)
+    if (rows[i].child == child && rows[i].system == system &&
+        !strcmp(rows[i].metric, metric))
+      return &rows[i];
+  if (nrows == caprows) {
+    caprows = caprows ? 2 * caprows : 16;
+    rows = realloc(rows, caprows * sizeof *rows);
+    if (!rows)
+      die("out of memory");
+  }
+  row *r = &rows[nrows++];
+  memset(r, 0, sizeof *r);
+  r->child = child;
+  r->system = system;
+  snprintf(r->metric, sizeof r->metric, "%s", metric);
+  snprintf(r->unit, sizeof r->unit, "%s", unit);
+  return r;
+}
+
+static void row_add(row *r, double v, unsigned round) {
+  if (r->n == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 32;
+    r->v = realloc(r->v, r->cap * sizeof *r->v);
+    r->round = realloc(r->round, r->cap * sizeof *r->round);
+    if (!r->v || !r->round)
+      die("out of memory");
+  }
+  r->v[r->n] = v;
+  r->round[r->n++] = round;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (linear interpolation) of v[0..n); sorts v. */
+static double quantile(double *v, size_t n, double q) {
+  if (n == 0)
+    return NAN;
+  qsort(v, n, sizeof *v, cmp_d);
+  double pos = q * (double)(n - 1);
+  size_t i = (size_t)pos;
+  double f = pos - (double)i;
+  return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+}
+
+static double row_quantile(const row *r, double q, int round) {
+  double *tmp = malloc((r->n ? r->n : 1) * sizeof *tmp);
+  size_t k = 0;
+  for (size_t i = 0; i < r->n; i++)
+    if (round < 0 || r->round[i] == (unsigned)round)
+      tmp[k++] = r->v[i];
+  double v = quantile(tmp, k, q);
+  free(tmp);
+  return v;
+}
+
+static double paired_ratio(const row *r, const row *base, unsigned rounds) {
+  if (base == NULL)
+    return NAN;
+  double *ratios = malloc(rounds * sizeof *ratios);
+  size_t k = 0;
+  for (unsigned i = 0; i < rounds; i++) {
+    double a = row_quantile(r, 0.5, (int)i), b = row_quantile(base, 0.5, (int)i);
+    if (!isnan(a) && !isnan(b) && b > 0)
+      ratios[k++] = a / b;
+  }
+  double v = quantile(ratios, k, 0.5);
+  free(ratios);
+  return v;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+/* Runs `self --child WHAT` on device d with POCL_CACHE_DIR=cache; adds its
+ * samples to the rows of `child` for `round`.  Returns 0 or -1. */
+static int spawn_child(const device_def *d, const char *what, const char *child,
+                       const char *cache, unsigned round) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    die("pipe: %s", strerror(errno));
+  char e_vendors[4200], e_devices[128], e_cache[4200];
+  snprintf(e_vendors, sizeof e_vendors, "OCL_ICD_VENDORS=%s", d->vendors);
+  snprintf(e_devices, sizeof e_devices, "POCL_DEVICES=%s", d->name);
+  snprintf(e_cache, sizeof e_cache, "POCL_CACHE_DIR=%s", cache);
+  /* The environment minus what we set. */
+  size_t n = 0;
+  while (environ[n])
+    n++;
+  char **env = malloc((n + 4) * sizeof *env);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "OCL_ICD_VENDORS=", 16) &&
+        strncmp(environ[i], "POCL_DEVICES=", 13) &&
+        strncmp(environ[i], "POCL_CACHE_DIR=", 15))
+      env[k++] = environ[i];
+  env[k++] = e_vendors;
+  env[k++] = e_devices;
+  env[k++] = e_cache;
+  env[k] = NULL;
+  char *argv[] = {opt.self, "--child", (char *)what,
+                  opt.quick ? "--quick" : NULL, NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  pid_t pid;
+  int rc = posix_spawn(&pid, opt.self, &fa, NULL, argv, env);
+  posix_spawn_file_actions_destroy(&fa);
+  free(env);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    fprintf(stderr, "teams-bench-cl: spawn: %s\n", strerror(rc));
+    return -1;
+  }
+  FILE *f = fdopen(fds[0], "r");
+  char line[512];
+  while (f && fgets(line, sizeof line, f)) {
+    char metric[64], unit[16];
+    double v;
+    if (sscanf(line, "%63[^\t]\t%15[^\t]\t%lf", metric, unit, &v) == 3 &&
+        child != NULL)
+      row_add(row_get(child, d->name, metric, unit), v, round);
+  }
+  if (f)
+    fclose(f);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "teams-bench-cl: %s on %s failed (status %d)\n", what,
+            d->name, status);
+    return -1;
+  }
+  return 0;
+}
+
+static const device_def *device_named(const char *name) {
+  for (size_t i = 0; i < NDEVICES; i++)
+    if (!strcmp(devices[i].name, name))
+      return &devices[i];
+  return NULL;
+}
+
+static void warm_cache_path(char *buf, size_t size, const device_def *d) {
+  snprintf(buf, size, "%s/%s", TT_BENCH_CACHE, d->name);
+}
+
+static unsigned rounds_of(const section_def *s) {
+  return opt.quick ? s->quick_rounds : s->rounds;
+}
+
+static void run_section(const section_def *s) {
+  if (s->child == NULL)
+    return;
+  size_t nsys = 0;
+  while (s->systems[nsys])
+    nsys++;
+  for (unsigned r = 0; r < rounds_of(s); r++)
+    for (size_t j = 0; j < nsys; j++) {
+      const device_def *d = device_named(s->systems[(j + r) % nsys]);
+      char cache[4200];
+      if (!strcmp(s->child, "first")) {
+        /* Cold: a fresh, empty cache.  Warm: then the same cache again. */
+        char tmpl[] = "/tmp/teams-bench-cl-XXXXXX";
+        if (mkdtemp(tmpl) == NULL)
+          die("mkdtemp: %s", strerror(errno));
+        spawn_child(d, "first-cold", s->child, tmpl, r);
+        spawn_child(d, "first-warm", s->child, tmpl, r);
+        nftw(tmpl, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        continue;
+      }
+      warm_cache_path(cache, sizeof cache, d);
+      spawn_child(d, s->child, s->child, cache, r);
+    }
+}
+
+static void fmt(char *buf, size_t size, double v) {
+  if (isnan(v))
+    snprintf(buf, size, "-");
+  else if (fabs(v) >= 1000)
+    snprintf(buf, size, "%.0f", v);
+  else
+    snprintf(buf, size, "%.4g", v);
+}
+
+static int wanted_metric(const section_def *s, const char *metric) {
+  if (s->metrics[0] == NULL)
+    return 1;
+  for (size_t i = 0; i < 3 && s->metrics[i]; i++)
+    if (!strcmp(s->metrics[i], metric))
+      return 1;
+  return 0;
+}
+
+static const section_def *source_of(const section_def *s) {
+  if (s->child)
+    return s;
+  return &sections[0]; /* cl-sync reuses cl-launch's samples */
+}
+
+static void report(const section_def *s) {
+  const section_def *src = source_of(s);
+  unsigned rounds = rounds_of(src);
+  if (!opt.tsv) {
+    printf("\n== %s: %s (%u rounds; ratio vs %s)\n", s->name, s->title, rounds,
+           s->baseline);
+    printf("  %-24s %-22s %10s %10s  %-12s %7s\n", "metric", "system", "median",
+           "p90", "unit", "ratio");
+  }
+  /* Metrics in the order the child printed them, systems in section order. */
+  for (size_t i = 0; i < nrows; i++) {
+    if (rows[i].child != src->child || !wanted_metric(s, rows[i].metric))
+      continue;
+    int seen = 0;
+    for (size_t j = 0; j < i; j++)
+      if (rows[j].child == src->child && !strcmp(rows[j].metric, rows[i].metric))
+        seen = 1;
+    if (seen)
+      continue;
+    int first = 1;
+    const row *base = NULL;
+    for (size_t j = 0; j < nrows; j++)
+      if (rows[j].child == src->child && !strcmp(rows[j].metric, rows[i].metric) &&
+          !strcmp(rows[j].system, s->baseline))
+        base = &rows[j];
+    for (size_t sy = 0; s->systems[sy]; sy++)
+      for (size_t j = 0; j < nrows; j++) {
+        const row *r = &rows[j];
+        if (r->child != src->child || strcmp(r->metric, rows[i].metric) ||
+            strcmp(r->system, s->systems[sy]))
+          continue;
+        double med = row_quantile(r, 0.5, -1), p90 = row_quantile(r, 0.9, -1);
+        double ratio = paired_ratio(r, base, rounds);
+        if (opt.tsv) {
+          printf("%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\n", s->name, r->system,
+                 r->metric, r->unit, med, p90, ratio);
+        } else {
+          char m[32], p[32], q[32];
+          fmt(m, sizeof m, med);
+          fmt(p, sizeof p, p90);
+          fmt(q, sizeof q, ratio);
+          printf("  %-24s %-22s %10s %10s  %-12s %7s\n",
+                 first ? r->metric : "", r->system, m, p, r->unit, q);
+        }
+        first = 0;
+      }
+  }
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: teams-bench-cl [--tsv] [--quick] [--section NAME]\n"
+             "  --tsv      section, system, metric, unit, median, p90, ratio per "
+             "line\n"
+             "  --quick    fewer rounds and samples (under a minute)\n"
+             "  --section  one of:");
+  for (size_t i = 0; i < NSECTIONS; i++)
+    fprintf(f, " %s", sections[i].name);
+  fprintf(f, "\n");
+}
+
+int main(int argc, char **argv) {
+  const char *child = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--tsv"))
+      opt.tsv = 1;
+    else if (!strcmp(a, "--quick"))
+      opt.quick = 1;
+    else if (!strcmp(a, "--section") && v)
+      opt.only = v, i++;
+    else if (!strcmp(a, "--child") && v)
+      child = v, i++;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    } else {
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (child)
+    return child_main(child);
+
+  ssize_t len = readlink("/proc/self/exe", opt.self, sizeof opt.self - 1);
+  if (len <= 0)
+    die("/proc/self/exe: %s", strerror(errno));
+  opt.self[len] = 0;
+
+  const section_def *one = NULL;
+  if (opt.only) {
+    for (size_t i = 0; i < NSECTIONS; i++)
+      if (!strcmp(sections[i].name, opt.only))
+        one = &sections[i];
+    if (!one) {
+      fprintf(stderr, "teams-bench-cl: no section %s\n", opt.only);
+      usage(stderr);
+      return 2;
+    }
+  }
+  mkdir(TT_BENCH_CACHE, 0755);
+  for (size_t i = 0; i < NDEVICES; i++) {
+    char cache[4200];
+    warm_cache_path(cache, sizeof cache, &devices[i]);
+    spawn_child(&devices[i], "warm", NULL, cache, 0);
+  }
+  if (!opt.tsv)
+    printf("teams-bench-cl: the teams PoCL driver against PoCL pthread and "
+           "basic%s; each device in its own processes, rounds alternating; "
+           "median and p90 of the samples, ratio paired per round\n",
+           opt.quick ? ", quick" : "");
+  for (size_t i = 0; i < NSECTIONS; i++) {
+    const section_def *s = &sections[i];
+    if (one && one != s && !(one->child == NULL && s == source_of(one)))
+      continue;
+    run_section(s);
+    if (!one || one == s)
+      report(s);
+  }
+  if (one && one->child == NULL)
+    report(one);
+  return 0;
+}
