@@ -78,6 +78,29 @@
  * forgets them (their memory is leaked on purpose: another thread of the
  * parent may have been using it) and the next use starts a fresh team.
  *
+ * Sentinel mode (TEAMS_IDLE=sentinel, seed 003): a worker whose deadline
+ * passed first tries CAS(team.sentinel: 0 -> its id).  The winner does not
+ * sleep: it spins on its own go word with no deadline, so the next region
+ * that needs it starts without a wake-up; the others sleep as usual.  The
+ * sentinel also takes the wake-up system calls off the holder:
+ *
+ *   holder, for each needed worker whose exchange returned SLEEP:
+ *       store(worker.wake_req, 1)                          (seq_cst)
+ *     then fetch_add(team.wake_seq); s = load(team.sentinel) (seq_cst)
+ *     if s == 0: for each such worker, if exchange(wake_req, 0) == 1 wake it
+ *   sentinel, when wake_seq changed, and once more right after it resigns
+ *   with store(team.sentinel, 0) (seq_cst), which it does as soon as its own
+ *   go word changes: for every worker, if exchange(wake_req, 0) == 1 wake it
+ *
+ * The holder's store of wake_req and load of sentinel, and the sentinel's
+ * store of 0 and loads of wake_req, are all seq_cst: if the holder read a
+ * sentinel id, its wake_req store precedes that sentinel's resignation, so
+ * the sentinel's last scan (or an earlier poll) finds it; if it read 0, the
+ * holder wakes the worker itself.  Both may find the flag: the exchange on
+ * wake_req gives it to exactly one of them.  A delayed wake is harmless (the
+ * worker's go word already holds the region; futex_wait re-checks it).
+ * The cost is one core kept busy while the team idles.
+ *
  * Measured and rejected: one team-wide futex word for all workers (a wake
  * cannot choose which sleepers it wakes, so a region on 2 of 16 participants
  * would wake everyone asleep).
@@ -121,6 +144,9 @@ _Static_assert(sizeof(_Atomic uint32_t) == 4, "futex words are 32 bits");
 typedef struct worker {
   /* Futex word: exchanged by the holder, CAS(SLEEP) by this worker. */
   _Alignas(TT_CACHE_PAD) _Atomic uint32_t go;
+  /* Sentinel mode: a wake-up of this worker left to the sentinel.  Set by
+   * the holder, taken (exchange) by the sentinel or the holder. */
+  _Atomic uint32_t wake_req;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
   size_t id;
@@ -152,6 +178,7 @@ typedef struct team {
   uint64_t spin_ns;
   bool busy_wait;
   bool sentinel;
+  bool oversubscribed; /* more participants than CPUs: spinning yields */
   tt__pin pin;
   size_t requested;
   double start_ms;
@@ -159,6 +186,12 @@ typedef struct team {
   pthread_t pinned_caller;
   bool has_pinned_caller;
   char degraded[160];
+
+  /* Sentinel mode: the sentinel's id (0: none), and a counter the holder
+   * bumps when it leaves wake-ups to it.  Polled by the sentinel only; last
+   * in the struct, whose alignment pads the line. */
+  _Alignas(TT_CACHE_PAD) _Atomic uint32_t sentinel_id;
+  _Atomic uint32_t wake_seq;
 } team;
 
 static team T;
@@ -252,6 +285,35 @@ static bool region_running(uint32_t gen) {
          !(tt_atomic_load_relaxed(&T.r.sync) & SYNC_CLOSED);
 }
 
+/* Wake every worker whose wake-up was left to the sentinel.  Called by the
+ * sentinel, and by the holder when there is no sentinel. */
+static void wake_requested(size_t upto) {
+  for (size_t i = 1; i < upto; i++)
+    if (tt_atomic_load_seq_cst(&T.workers[i].wake_req) &&
+        tt_atomic_exchange_seq_cst(&T.workers[i].wake_req, 0))
+      tt__futex_wake(&T.workers[i].go, 1);
+}
+
+/* Sentinel mode: spin, without a deadline, until this worker's go word
+ * changes from seen; serve the wake-ups the holder leaves meanwhile.
+ * Precondition: this worker holds team.sentinel_id. */
+static void be_sentinel(worker *w, uint32_t seen) {
+  uint32_t seq = tt_atomic_load_acquire(&T.wake_seq);
+  while (tt_atomic_load_acquire(&w->go) == seen) {
+    if (T.oversubscribed)
+      sched_yield();
+    else
+      tt__cpu_relax();
+    uint32_t now = tt_atomic_load_acquire(&T.wake_seq);
+    if (now != seq) {
+      seq = now;
+      wake_requested(T.size);
+    }
+  }
+  tt_atomic_store_seq_cst(&T.sentinel_id, 0);
+  wake_requested(T.size); /* what was left to us before we resigned */
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   if (w->cpu >= 0)
@@ -281,12 +343,17 @@ static void *worker_main(void *arg) {
       deadline = tt__now_ns() + T.spin_ns;
       continue;
     }
-    /* Spin: check the clock only every few rounds (it costs ~20 ns). */
-    for (int i = 0; i < 32; i++) {
-      tt__cpu_relax();
-      if (tt_atomic_load_relaxed(&w->go) != seen)
-        break;
-    }
+    /* Spin: check the clock only every few rounds (it costs ~20 ns).  With
+     * more participants than CPUs a spinner holds a CPU that a needed
+     * participant waits for: give it up instead. */
+    if (T.oversubscribed)
+      sched_yield();
+    else
+      for (int i = 0; i < 32; i++) {
+        tt__cpu_relax();
+        if (tt_atomic_load_relaxed(&w->go) != seen)
+          break;
+      }
     if (tt_atomic_load_relaxed(&w->go) != seen)
       continue;
     uint64_t now = tt__now_ns();
@@ -298,6 +365,13 @@ static void *worker_main(void *arg) {
     }
     if (now < deadline)
       continue;
+    if (T.sentinel) {
+      uint32_t none = 0;
+      if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
+        be_sentinel(w, seen);
+        continue;
+      }
+    }
     /* Sleep.  The CAS is what the holder's exchange is ordered against. */
     uint32_t expect = seen;
     if (!tt_atomic_cas_acq_rel(&w->go, &expect, seen | GO_SLEEP))
@@ -319,6 +393,7 @@ static void atfork_child(void) {
   tt_atomic_store_relaxed(&T.running, 0);
   tt_atomic_store_relaxed(&T.stopping, 0);
   tt_atomic_store_relaxed(&T.owner, 0);
+  tt_atomic_store_relaxed(&T.sentinel_id, 0);
   T.workers = NULL;
   T.size = 0;
   pthread_mutex_init(&lifecycle, NULL);
@@ -340,8 +415,13 @@ static int start_locked(void) {
   T.busy_wait = env_choice("TEAMS_BUSY", busy, 0) == 1;
   T.sentinel = env_choice("TEAMS_IDLE", idle, 0) == 1;
   T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
-  T.spin_ns =
-      (uint64_t)(env_double("TEAMS_SPIN_US", TT_DEFAULT_SPIN_US, 0, 1e7) * 1e3);
+  /* Oversubscribed, a spinning worker only delays the others: by default
+   * it sleeps at once. */
+  T.oversubscribed = n > cpus;
+  T.spin_ns = (uint64_t)(env_double("TEAMS_SPIN_US",
+                                    T.oversubscribed ? 0 : TT_DEFAULT_SPIN_US,
+                                    0, 1e7) *
+                         1e3);
   T.requested = n;
   T.degraded[0] = 0;
 
@@ -369,6 +449,7 @@ static int start_locked(void) {
     T.has_pinned_caller = true;
   }
   tt_atomic_store_relaxed(&T.stopping, 0);
+  tt_atomic_store_relaxed(&T.sentinel_id, 0);
   tt_atomic_store_relaxed(&T.r.sync, 0);
   T.gen = 0;
   size_t made = 1;
@@ -389,14 +470,17 @@ static int start_locked(void) {
   T.start_ms = (double)(tt__now_ns() - t0) / 1e6;
   tt_atomic_store_release(&T.running, 1);
 
+  static bool told; /* TEAMS_DEBUG: once per process, not per restart */
   const char *dbg = getenv("TEAMS_DEBUG");
-  if (dbg && *dbg && strcmp(dbg, "0"))
+  if (dbg && *dbg && strcmp(dbg, "0") && !told) {
+    told = true;
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
             "busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
             T.size, T.requested, (double)T.spin_ns / 1e3, idle[T.sentinel],
             busy[T.busy_wait], pin[T.pin], topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
+  }
   return 0;
 }
 
@@ -492,7 +576,7 @@ static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
   do {                                                                         \
     unsigned spins_ = 0;                                                       \
     while (!(cond)) {                                                          \
-      if (++spins_ < 4096)                                                     \
+      if (++spins_ < 4096 && !T.oversubscribed)                                \
         tt__cpu_relax();                                                       \
       else                                                                     \
         sched_yield();                                                         \
@@ -517,10 +601,22 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
   while (!tt_atomic_cas_weak_acq_rel(&r->sync, &old, fresh));
 
   uint32_t go = (gen << GO_GEN_SHIFT) | (mode == TT__MODE_STATIC ? GO_STATIC : 0);
+  size_t asleep = 0;
   for (size_t i = 1; i < p; i++) {
     uint32_t prev = tt_atomic_exchange_acq_rel(&T.workers[i].go, go);
-    if (prev & GO_SLEEP)
+    if (!(prev & GO_SLEEP))
+      continue;
+    if (T.sentinel) {
+      tt_atomic_store_seq_cst(&T.workers[i].wake_req, 1);
+      asleep++;
+    } else {
       tt__futex_wake(&T.workers[i].go, 1);
+    }
+  }
+  if (asleep) {
+    tt_atomic_fetch_add_seq_cst(&T.wake_seq, 1);
+    if (tt_atomic_load_seq_cst(&T.sentinel_id) == 0)
+      wake_requested(p);
   }
 
   tls_self = 0;
