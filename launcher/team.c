@@ -318,6 +318,9 @@ static void *worker_main(void *arg) {
   worker *w = arg;
   if (w->cpu >= 0)
     tt__pin_self(w->cpu);
+  char name[16]; /* shows in /proc/self/task/N/comm, top -H, gdb */
+  snprintf(name, sizeof name, "teams-w%zu", w->id);
+  pthread_setname_np(pthread_self(), name);
   /* Not a load: a region may have been published before this thread ran,
    * and it must be seen as new.  0 is the value start gave the word. */
   uint32_t seen = 0;

@@ -1,0 +1,441 @@
+/* Tests of the team: tt_foreach_chunk's contract, the busy rule, the idle
+ * rule, the sentinel, lifecycle.  Criterion runs every test in a process of
+ * its own, so a test may set TEAMS_* before the team starts. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "teams/team.h"
+
+#define MAXC 4096
+
+typedef struct count_ctx {
+  _Atomic int runs[MAXC];
+  _Atomic int part[MAXC]; /* participant that ran chunk c */
+  pthread_t thread[MAXC];
+} count_ctx;
+
+static void count_chunk(void *p, size_t c) {
+  count_ctx *x = p;
+  atomic_fetch_add(&x->runs[c], 1);
+  atomic_store(&x->part[c], tt_participant());
+  x->thread[c] = pthread_self();
+}
+
+static count_ctx *new_ctx(void) {
+  count_ctx *x = calloc(1, sizeof *x);
+  cr_assert_not_null(x);
+  return x;
+}
+
+static void reset(count_ctx *x, size_t m) {
+  for (size_t c = 0; c < m; c++) {
+    atomic_store(&x->runs[c], 0);
+    atomic_store(&x->part[c], -2);
+  }
+}
+
+static void expect_once(count_ctx *x, size_t m, size_t p) {
+  for (size_t c = 0; c < m; c++)
+    cr_assert_eq(atomic_load(&x->runs[c]), 1, "m=%zu p=%zu: chunk %zu ran %d times",
+                 m, p, c, atomic_load(&x->runs[c]));
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+Test(team, every_chunk_once) {
+  count_ctx *x = new_ctx();
+  size_t team = tt_team_size();
+  cr_assert_geq(team, 1);
+  size_t ms[] = {1, 2, 3, 7, 64, 1000, MAXC};
+  size_t ps[] = {1, 2, 3, 4, 16, 1000};
+  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+    for (size_t j = 0; j < sizeof ps / sizeof *ps; j++)
+      for (int rep = 0; rep < 20; rep++) {
+        reset(x, ms[i]);
+        cr_assert_eq(tt_foreach_chunk(count_chunk, x, ms[i], ps[j]), 0);
+        expect_once(x, ms[i], ps[j]);
+      }
+  free(x);
+}
+
+Test(team, static_chunk_on_its_participant) {
+  setenv("TEAMS_NUM_THREADS", "4", 1);
+  count_ctx *x = new_ctx();
+  cr_assert_eq(tt_team_size(), 4);
+  for (size_t p = 2; p <= 4; p++)
+    for (int rep = 0; rep < 200; rep++) {
+      reset(x, p);
+      cr_assert_eq(tt_foreach_chunk(count_chunk, x, p, p), 0);
+      expect_once(x, p, p);
+      for (size_t c = 0; c < p; c++)
+        cr_assert_eq(atomic_load(&x->part[c]), (int)c, "chunk %zu on participant %d",
+                     c, atomic_load(&x->part[c]));
+      cr_assert(pthread_equal(x->thread[0], pthread_self()),
+                "participant 0 is the caller");
+      for (size_t c = 1; c < p; c++)
+        cr_assert(!pthread_equal(x->thread[c], pthread_self()));
+    }
+  free(x);
+}
+
+Test(team, p_clamped_to_team) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  count_ctx *x = new_ctx();
+  /* m == p == 8 on a team of 2: clamped, every chunk still once. */
+  reset(x, 8);
+  cr_assert_eq(tt_foreach_chunk(count_chunk, x, 8, 8), 0);
+  expect_once(x, 8, 8);
+  for (size_t c = 0; c < 8; c++)
+    cr_assert(atomic_load(&x->part[c]) == 0 || atomic_load(&x->part[c]) == 1);
+  free(x);
+}
+
+Test(team, bad_input_leaves_team_usable) {
+  count_ctx *x = new_ctx();
+  cr_assert_eq(tt_foreach_chunk(NULL, x, 4, 2), TT_EINVAL);
+  cr_assert_eq(tt_foreach_chunk(count_chunk, x, 4, 0), TT_EINVAL);
+  cr_assert_str_eq(tt_strerror(TT_EINVAL), "invalid argument");
+  cr_assert_str_eq(tt_strerror(0), "success");
+  cr_assert_str_eq(tt_strerror(-12345), "unknown error");
+  reset(x, 4);
+  cr_assert_eq(tt_foreach_chunk(count_chunk, x, 0, 2), 0); /* no-op */
+  for (size_t c = 0; c < 4; c++)
+    cr_assert_eq(atomic_load(&x->runs[c]), 0);
+  cr_assert_eq(tt_foreach_chunk(count_chunk, x, 4, 2), 0);
+  expect_once(x, 4, 2);
+  free(x);
+}
+
+Test(team, serial_cases_run_on_caller) {
+  count_ctx *x = new_ctx();
+  size_t cases[][2] = {{1, 4}, {5, 1}};
+  for (int i = 0; i < 2; i++) {
+    reset(x, cases[i][0]);
+    cr_assert_eq(tt_foreach_chunk(count_chunk, x, cases[i][0], cases[i][1]), 0);
+    expect_once(x, cases[i][0], cases[i][1]);
+    for (size_t c = 0; c < cases[i][0]; c++) {
+      cr_assert(pthread_equal(x->thread[c], pthread_self()));
+      cr_assert_eq(atomic_load(&x->part[c]), 0);
+    }
+  }
+  cr_assert_eq(tt_participant(), -1, "outside any chunk");
+  free(x);
+}
+
+/* Nesting: a loop started inside a chunk runs serially on that chunk's
+ * thread. */
+typedef struct nest_ctx {
+  count_ctx *inner[8];
+  _Atomic int bad;
+} nest_ctx;
+
+static void nest_outer(void *p, size_t c) {
+  nest_ctx *n = p;
+  int me = tt_participant();
+  cr_assert_eq(tt_foreach_chunk(count_chunk, n->inner[c], 16, 4), 0);
+  for (size_t i = 0; i < 16; i++)
+    if (atomic_load(&n->inner[c]->runs[i]) != 1 ||
+        !pthread_equal(n->inner[c]->thread[i], pthread_self()))
+      atomic_fetch_add(&n->bad, 1);
+  if (tt_participant() != me)
+    atomic_fetch_add(&n->bad, 1);
+  cr_assert_eq(tt_team_shutdown(), TT_EBUSY, "no shutdown from inside a chunk");
+}
+
+Test(team, nested_runs_serially) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  nest_ctx n = {0};
+  for (int i = 0; i < 8; i++)
+    n.inner[i] = new_ctx();
+  for (int rep = 0; rep < 50; rep++) {
+    for (int i = 0; i < 8; i++)
+      reset(n.inner[i], 16);
+    cr_assert_eq(tt_foreach_chunk(nest_outer, &n, 8, 2), 0);
+    cr_assert_eq(atomic_load(&n.bad), 0);
+  }
+  for (int i = 0; i < 8; i++)
+    free(n.inner[i]);
+}
+
+/* The busy rule: while one thread holds the team, another's loop runs
+ * serially on itself (default), or waits for the team (TEAMS_BUSY=wait). */
+typedef struct hold_ctx {
+  _Atomic int entered;
+  _Atomic int release;
+} hold_ctx;
+
+static void hold_chunk(void *p, size_t c) {
+  hold_ctx *h = p;
+  atomic_fetch_add(&h->entered, 1);
+  while (!atomic_load(&h->release))
+    sched_yield();
+}
+
+static void *holder_thread(void *p) {
+  cr_assert_eq(tt_foreach_chunk(hold_chunk, p, 2, 2), 0);
+  return NULL;
+}
+
+Test(team, busy_team_runs_serially) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  tt_team_start();
+  hold_ctx h = {0};
+  pthread_t t;
+  pthread_create(&t, NULL, holder_thread, &h);
+  while (atomic_load(&h.entered) < 2)
+    sched_yield();
+  count_ctx *x = new_ctx();
+  reset(x, 32);
+  cr_assert_eq(tt_foreach_chunk(count_chunk, x, 32, 2), 0);
+  expect_once(x, 32, 2);
+  for (size_t c = 0; c < 32; c++)
+    cr_assert(pthread_equal(x->thread[c], pthread_self()), "serial on the caller");
+  atomic_store(&h.release, 1);
+  pthread_join(t, NULL);
+  free(x);
+}
+
+typedef struct waiter_arg {
+  count_ctx *x;
+  _Atomic int done;
+} waiter_arg;
+
+static void *waiter_thread(void *p) {
+  waiter_arg *a = p;
+  cr_assert_eq(tt_foreach_chunk(count_chunk, a->x, 2, 2), 0);
+  atomic_store(&a->done, 1);
+  return NULL;
+}
+
+Test(team, busy_wait_policy_waits_for_the_team) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  setenv("TEAMS_BUSY", "wait", 1);
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_assert_eq(info.busy_wait, 1);
+  hold_ctx h = {0};
+  pthread_t t, u;
+  pthread_create(&t, NULL, holder_thread, &h);
+  while (atomic_load(&h.entered) < 2)
+    sched_yield();
+  waiter_arg a = {.x = new_ctx()};
+  reset(a.x, 2);
+  pthread_create(&u, NULL, waiter_thread, &a);
+  sleep_ms(50);
+  cr_assert_eq(atomic_load(&a.done), 0, "waits while the team is held");
+  cr_assert_eq(atomic_load(&a.x->runs[0]), 0);
+  atomic_store(&h.release, 1);
+  pthread_join(t, NULL);
+  pthread_join(u, NULL);
+  expect_once(a.x, 2, 2);
+  /* It got the team: static, chunk 1 on a worker. */
+  cr_assert_eq(atomic_load(&a.x->part[1]), 1);
+  free(a.x);
+}
+
+/* Inside an OpenMP parallel region (libgomp here), loops run serially. */
+Test(team, openmp_parallel_region_runs_serially) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  count_ctx *xs[2] = {new_ctx(), new_ctx()};
+  _Atomic int bad = 0;
+#pragma omp parallel num_threads(2)
+  {
+    count_ctx *x = xs[omp_get_thread_num()];
+    reset(x, 16);
+    if (tt_foreach_chunk(count_chunk, x, 16, 2) != 0)
+      atomic_fetch_add(&bad, 1);
+    for (size_t c = 0; c < 16; c++)
+      if (atomic_load(&x->runs[c]) != 1 || !pthread_equal(x->thread[c], pthread_self()))
+        atomic_fetch_add(&bad, 1);
+  }
+  cr_assert_eq(atomic_load(&bad), 0);
+  free(xs[0]);
+  free(xs[1]);
+}
+
+Test(team, shutdown_restart_and_info) {
+  setenv("TEAMS_NUM_THREADS", "3", 1);
+  setenv("TEAMS_SPIN_US", "20", 1);
+  count_ctx *x = new_ctx();
+  for (int round = 0; round < 50; round++) {
+    reset(x, 100);
+    cr_assert_eq(tt_foreach_chunk(count_chunk, x, 100, 3), 0);
+    expect_once(x, 100, 3);
+    tt_team_info info;
+    cr_assert_eq(tt_team_get_info(&info), 0);
+    cr_assert_eq(info.size, 3);
+    cr_assert_eq(info.requested, 3);
+    cr_assert_float_eq(info.spin_us, 20.0, 1e-9);
+    cr_assert_null(info.degraded);
+    cr_assert_eq(tt_team_shutdown(), 0);
+    cr_assert_eq(tt_team_shutdown(), 0, "shutdown of a stopped team is a no-op");
+  }
+  cr_assert_eq(tt_team_get_info(NULL), TT_EINVAL);
+  free(x);
+}
+
+Test(team, fork_child_starts_fresh) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  count_ctx *x = new_ctx();
+  reset(x, 64);
+  cr_assert_eq(tt_foreach_chunk(count_chunk, x, 64, 2), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    int ok = 1;
+    for (int rep = 0; rep < 100 && ok; rep++) {
+      reset(x, 64);
+      ok = tt_foreach_chunk(count_chunk, x, 64, 2) == 0;
+      for (size_t c = 0; c < 64; c++)
+        ok = ok && atomic_load(&x->runs[c]) == 1;
+      reset(x, 2);
+      ok = ok && tt_foreach_chunk(count_chunk, x, 2, 2) == 0;
+      ok = ok && atomic_load(&x->part[1]) == 1; /* parallel again */
+    }
+    _exit(ok ? 0 : 1);
+  }
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  free(x);
+}
+
+/* ---- the idle rule (seed 000) ------------------------------------------------ */
+
+/* Sum of utime+stime (clock ticks) and the state letter of the thread named
+ * name in this process. */
+static int thread_stat(const char *name, long *ticks, char *state) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  struct dirent *e;
+  int found = -1;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    if (fgets(comm, sizeof comm, f))
+      comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    if (strcmp(comm, name))
+      continue;
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    f = fopen(path, "r");
+    if (!f)
+      continue;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p)
+      continue;
+    unsigned long ut = 0, st = 0;
+    char s = '?';
+    /* fields after comm: state(3) ... utime(14) stime(15) */
+    if (sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &s,
+               &ut, &st) == 3) {
+      *ticks = (long)(ut + st);
+      *state = s;
+      found = 0;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+static void nop_chunk(void *p, size_t c) {}
+
+/* A worker that back-to-back loops do not use sleeps after its spin time,
+ * however busy the team is; the worker they use keeps up with them. */
+Test(team, unused_worker_sleeps_while_loops_run) {
+  setenv("TEAMS_NUM_THREADS", "3", 1);
+  setenv("TEAMS_SPIN_US", "1000", 1);
+  tt_foreach_chunk(nop_chunk, NULL, 3, 3); /* wakes both workers */
+  long t0, t1;
+  char s;
+  cr_assert_eq(thread_stat("teams-w2", &t0, &s), 0);
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int asleep_seen = 0;
+  for (long i = 0;; i++) {
+    tt_foreach_chunk(nop_chunk, NULL, 2, 2); /* uses worker 1 only */
+    if ((i & 1023) == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &b);
+      double el = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+      if (el > 0.2) {
+        cr_assert_eq(thread_stat("teams-w2", &t1, &s), 0);
+        if (s == 'S')
+          asleep_seen++;
+      }
+      if (el > 0.6)
+        break;
+    }
+  }
+  /* Worker 2 sleeps: in futex wait every time we looked, and it used
+   * (almost) no CPU: a spinning worker would have used most of 0.6 s. */
+  cr_assert_gt(asleep_seen, 0);
+  cr_assert_eq(thread_stat("teams-w2", &t1, &s), 0);
+  long hz = sysconf(_SC_CLK_TCK);
+  cr_assert_lt(t1 - t0, hz / 10, "unused worker used %ld ticks", t1 - t0);
+}
+
+/* Sentinel mode: one idle worker never sleeps, the others do. */
+Test(team, sentinel_keeps_exactly_one_worker_awake) {
+  setenv("TEAMS_NUM_THREADS", "3", 1);
+  setenv("TEAMS_SPIN_US", "100", 1);
+  setenv("TEAMS_IDLE", "sentinel", 1);
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_assert_eq(info.sentinel, 1);
+  count_ctx *x = new_ctx();
+  for (int round = 0; round < 20; round++) {
+    sleep_ms(5); /* idle gap: one worker becomes the sentinel */
+    reset(x, 3);
+    cr_assert_eq(tt_foreach_chunk(count_chunk, x, 3, 3), 0);
+    expect_once(x, 3, 3);
+    reset(x, 50);
+    cr_assert_eq(tt_foreach_chunk(count_chunk, x, 50, 3), 0);
+    expect_once(x, 50, 3);
+  }
+  sleep_ms(50);
+  int running[3] = {0}, sleeping[3] = {0};
+  for (int k = 0; k < 20; k++) {
+    for (int w = 1; w <= 2; w++) {
+      char name[16], s;
+      long t;
+      snprintf(name, sizeof name, "teams-w%d", w);
+      cr_assert_eq(thread_stat(name, &t, &s), 0);
+      if (s == 'S')
+        sleeping[w]++;
+      else if (s == 'R')
+        running[w]++;
+    }
+    sleep_ms(2);
+  }
+  /* Exactly one never sleeps; the other always does. */
+  int sentinel = sleeping[1] == 0 ? 1 : 2, other = 3 - sentinel;
+  cr_assert_eq(sleeping[sentinel], 0, "the sentinel never sleeps");
+  cr_assert_gt(running[sentinel], 0);
+  cr_assert_eq(sleeping[other], 20, "the other worker sleeps");
+  free(x);
+}
