@@ -351,6 +351,51 @@ Test(launch, continue_and_break_end_the_item) {
   cr_assert_eq(atomic_load(&count), want);
 }
 
+/* TT_PHASE_FIRST(n) runs exactly the items with local linear id below n,
+ * once each, in every group shape (rows of a 3D group included). */
+typedef struct first_args {
+  size_t count;
+  uint32_t *hits; /* per global linear id */
+  atomic_int *wrong;
+} first_args;
+TT_KERNEL_GROUP(k_first, first_args, p) {
+  TT_PHASE_FIRST(p->count) {
+    if (tt_get_local_linear_id() >= p->count)
+      atomic_fetch_add(p->wrong, 1);
+    p->hits[tt_get_global_linear_id()]++;
+  }
+  /* Evaluated once, and with side effects where the caller puts them. */
+  size_t calls = 0;
+  TT_PHASE_FIRST(++calls) { (void)0; }
+  if (calls != 1)
+    atomic_fetch_add(p->wrong, 1);
+}
+
+Test(launch, phase_first_runs_the_first_items) {
+  size_t g[3] = {7, 6, 5}, n = 7 * 6 * 5;
+  uint32_t *hits = malloc(n * 4);
+  static const size_t counts[] = {0, 1, 3, 4, 5, 13, 24, 59, 60, 1000};
+  for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+    atomic_int wrong = 0;
+    memset(hits, 0, n * 4);
+    first_args a = {counts[ci], hits, &wrong};
+    tt_launch_config cfg = {.dims = 3, .global = {g[0], g[1], g[2]}, .local = {4, 3, 5}};
+    cr_assert_eq(tt_launch(&k_first, &a, &cfg), 0);
+    cr_assert_eq(atomic_load(&wrong), 0);
+    for (size_t z = 0; z < g[2]; z++)
+      for (size_t y = 0; y < g[1]; y++)
+        for (size_t x = 0; x < g[0]; x++) {
+          size_t lx = x % 4, ly = y % 3, lz = z % 5;
+          size_t sx = x < 4 ? 4 : 3, sy = 3; /* group sizes along x, y */
+          size_t lin = lx + sx * (ly + sy * lz);
+          uint32_t want = lin < counts[ci];
+          cr_assert_eq(hits[x + g[0] * (y + g[1] * z)], want, "count %zu item %zu,%zu,%zu",
+                       counts[ci], x, y, z);
+        }
+  }
+  free(hits);
+}
+
 /* ---- bad input ------------------------------------------------------------- */
 typedef struct count_args {
   atomic_size_t *items;

@@ -36,6 +36,10 @@
  *     }
  *   }
  *
+ * TT_PHASE_FIRST(n) { ... } is a phase for the items whose local linear id
+ * is below n only (the others idle through it, as if guarded by an `if`),
+ * and skips the idle ones: a tree level then costs its active items.
+ *
  * Inside a phase, `continue` and `break` end the work-item's phase (do not
  * `return`: that would end the whole group).  Phases do not nest.
  *
@@ -154,6 +158,24 @@ TT__INLINE size_t tt__pick_lid(unsigned d, size_t l0, size_t l1, size_t l2) {
          ++tt__l1)                                                             \
       for (size_t tt__l0 = 0, tt__n0 = tt__wg->size[0]; tt__l0 < tt__n0;       \
            ++tt__l0)                                                           \
+        for (int tt__once = 1; tt__once; tt__once = 0)
+
+/* A phase for the work-items whose local linear id is below count: the same
+ * as TT_PHASE { if (tt_get_local_linear_id() >= count) continue; ... }
+ * without visiting the others.  Tree-shaped phases (reductions, scans) then
+ * cost what their active items cost, not the whole group per level.  count
+ * is evaluated once. */
+#define TT_PHASE_FIRST(count)                                                  \
+  for (size_t tt__c = (count), tt__l2 = 0, tt__n2 = tt__wg->size[2];           \
+       tt__l2 < tt__n2; ++tt__l2)                                              \
+    for (size_t tt__l1 = 0, tt__n1 = tt__wg->size[1]; tt__l1 < tt__n1;         \
+         ++tt__l1)                                                             \
+      for (size_t tt__l0 = 0,                                                  \
+                  tt__b = (tt__l1 + tt__n1 * tt__l2) * tt__wg->size[0],        \
+                  tt__n0 = tt__b >= tt__c ? 0                                  \
+                           : tt__c - tt__b < tt__wg->size[0] ? tt__c - tt__b   \
+                                                             : tt__wg->size[0]; \
+           tt__l0 < tt__n0; ++tt__l0)                                          \
         for (int tt__once = 1; tt__once; tt__once = 0)
 
 /* The chunk function and the kernel object; the group function is defined by

@@ -112,7 +112,8 @@ void tt_ref_matmul(size_t m, size_t n, size_t k, const float *a,
  * 1D NDRange over [0, n); bin of in[i] is in[i] % nbins.  Each group counts
  * into a private histogram in local memory (nbins uint32: local_mem =
  * nbins * 4), then adds its non-zero bins to the global bins with C11
- * atomic_fetch_add.  bins is added to: zero it first. */
+ * atomic_fetch_add.  bins is added to: zero it first.  nbins == 0 counts
+ * nothing. */
 typedef struct tt_hist_args {
   const uint32_t *in;
   uint32_t nbins;

@@ -13,12 +13,12 @@ TT_KERNEL_GROUP(tt_k_reduce, tt_reduce_args, p) {
   float *s = tt_local_mem();
   size_t size = tt_get_local_size(0);
   TT_PHASE { s[tt_get_local_id(0)] = p->in[tt_get_global_id(0)]; }
+  /* Items at t and beyond sit each level out, so the level visits only the
+   * first t. */
   for (size_t t = ceil_pow2(size) / 2; t > 0; t /= 2) {
-    /* Items at t and beyond sit the level out: the barrier at the end of
-     * the phase is what matters, not which items do work. */
-    TT_PHASE {
+    TT_PHASE_FIRST(t) {
       size_t i = tt_get_local_id(0);
-      if (i < t && i + t < size)
+      if (i + t < size)
         s[i] += s[i + t];
     }
   }

@@ -24,10 +24,8 @@ TT_KERNEL_GROUP(tt_k_scan_groups, tt_scan_args, p) {
   }
   /* Up-sweep: after level d, s[k*2d - 1] holds the sum of its 2d-block. */
   for (size_t d = 1; d < top; d *= 2) {
-    TT_PHASE {
+    TT_PHASE_FIRST(top / (2 * d)) {
       size_t i = tt_get_local_id(0);
-      if (i >= top / (2 * d))
-        continue;
       size_t hi = d * (2 * i + 2) - 1;
       s[hi] += s[hi - d];
     }
@@ -39,10 +37,8 @@ TT_KERNEL_GROUP(tt_k_scan_groups, tt_scan_args, p) {
   /* Down-sweep: each node passes its prefix to its left child and prefix +
    * left sum to its right child. */
   for (size_t d = top / 2; d >= 1; d /= 2) {
-    TT_PHASE {
+    TT_PHASE_FIRST(top / (2 * d)) {
       size_t i = tt_get_local_id(0);
-      if (i >= top / (2 * d))
-        continue;
       size_t hi = d * (2 * i + 2) - 1;
       uint32_t left = s[hi - d];
       s[hi - d] = s[hi];
