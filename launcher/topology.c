@@ -25,11 +25,11 @@
  * shutdown), which serializes init, fini and the snapshot list. */
 #include "topology-view.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "atomic.h"
 #include "teams/errors.h"
 
 /* ---- published snapshot ------------------------------------------------- */
@@ -43,14 +43,9 @@ static double last_ms;
 typedef struct kept_link { tt__topo *s; struct kept_link *next; } kept_link;
 static kept_link *kept_list;
 
-static inline tt__topo *topo_load_acquire(void) {
-  return atomic_load_explicit(&current, memory_order_acquire);
+const tt__topo *tt__topology_current(void) {
+  return tt_atomic_load_acquire(&current);
 }
-static inline void topo_store_release(tt__topo *s) {
-  atomic_store_explicit(&current, s, memory_order_release);
-}
-
-const tt__topo *tt__topology_current(void) { return topo_load_acquire(); }
 double tt__topology_last_ms(void) { return last_ms; }
 
 static double now_ms(void) {
@@ -474,19 +469,19 @@ static void publish(tt__topo *s) {
   for (kept_link *l = kept_list; l; l = l->next)
     if (snapshot_equal(l->s, s)) {
       tt__topology_free(s);
-      topo_store_release(l->s);
+      tt_atomic_store_release(&current, l->s);
       return;
     }
   kept_link *l = malloc(sizeof *l);
   if (!l) {
     tt__topology_free(s); /* cannot keep it: run cyclic */
-    topo_store_release(NULL);
+    tt_atomic_store_release(&current, NULL);
     return;
   }
   l->s = s;
   l->next = kept_list;
   kept_list = l;
-  topo_store_release(s);
+  tt_atomic_store_release(&current, s);
 }
 
 static void free_kept(void) __attribute__((destructor));
@@ -508,7 +503,7 @@ int tt__topology_init(size_t n, tt__pin pin, int *cpus, double *ms) {
   if (cpus)
     for (size_t i = 0; i < n; i++)
       cpus[i] = -1;
-  topo_store_release(NULL);
+  tt_atomic_store_release(&current, NULL);
   if (n == 0 || !cpus) {
     rc = TT_EINVAL;
     goto out;
@@ -551,4 +546,4 @@ out:
   return rc;
 }
 
-void tt__topology_fini(void) { topo_store_release(NULL); }
+void tt__topology_fini(void) { tt_atomic_store_release(&current, NULL); }

@@ -87,9 +87,18 @@ typedef struct tt_steal_stats {
   uint64_t moved_cross_llc;  /* ... to a thief not sharing the victim's LLC */
   uint64_t moved_cross_node; /* ... to a thief on another NUMA node */
   uint64_t rescues;        /* blocks rescued from owners that never started */
+  /* Added with the steal schedule (after the fields above, which stay): */
+  uint64_t units;    /* units the range was cut into (grains, or multiples of
+                        the grain); 0 before the thread's first steal region */
+  uint64_t joined;   /* participants that ran, the caller included */
+  uint64_t backoffs; /* pauses before stealing from a running owner */
 } tt_steal_stats;
 
-/* Counters of the last steal region run by the calling thread. */
+/* Counters of the last steal region run by the calling thread (all zero
+ * before its first).  Regions that ran serially because they were nested in
+ * a chunk are not steal regions and leave them alone.  Returns 0 or TT_EINVAL
+ * (out == NULL).  moved_cross_llc and moved_cross_node count only moves
+ * between participants pinned to known PUs (TEAMS_PIN=cores|numa). */
 TT_EXTERN int tt_steal_last_stats(tt_steal_stats *out);
 
 #ifdef __cplusplus

@@ -1,0 +1,10 @@
+# test-topology and test-steal call internal functions (topology.c, order.c,
+# steal.c), which libteams.so hides: link them with the static library
+# instead.  LINK_LIBRARIES is replaced, not appended to, so that no second copy
+# of the runtime (the shared one) ends up in the same binary.
+foreach(name test-topology test-steal)
+  if(TARGET ${name})
+    set_property(TARGET ${name} PROPERTY LINK_LIBRARIES
+      teams_static teams_internal PkgConfig::CRITERION PkgConfig::HWLOC)
+  endif()
+endforeach()
