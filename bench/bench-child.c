@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+int bench_counting;
+int bench_caller_tid;
+unsigned bench_chunks, bench_chunks_on_workers;
 unsigned bench_mark_gen = 1;
 unsigned bench_nmarks;
 int bench_marks[BENCH_MAX_P];
@@ -32,7 +35,19 @@ static struct {
   size_t team;
   unsigned round;
   int quick;
+  int64_t deadline; /* the section's time budget ends */
+  int cut;          /* samples were cut short by it */
 } H;
+
+/* Sampling loops stop early when the section's time budget is spent (a
+ * busy machine), so that a run's length stays bounded; they always keep at
+ * least one sample per case. */
+static int out_of_time(void) {
+  if (bench_now_ns() < H.deadline)
+    return 0;
+  H.cut = 1;
+  return 1;
+}
 
 /* ---- output ------------------------------------------------------------------ */
 
@@ -167,7 +182,8 @@ static int marked(int tid) {
 
 typedef struct empty_run {
   size_t p, samples, reps;
-  double *t[2]; /* us per launch: static, greedy */
+  double *t[2];          /* us per launch: static, greedy */
+  double on_workers[2];  /* share of chunks that ran on workers */
 } empty_run;
 
 #define EMPTY_GREEDY_M 64
@@ -179,7 +195,7 @@ static void empty_body(void *arg) {
     o->empty_static(r->p);
     o->empty_greedy(EMPTY_GREEDY_M, r->p);
   }
-  for (size_t k = 0; k < r->samples; k++)
+  for (size_t k = 0; k < r->samples; k++) {
     for (unsigned j = 0; j < 2; j++) {
       unsigned c = (j + (unsigned)k + H.round) & 1;
       int64_t t0 = bench_now_ns();
@@ -191,17 +207,39 @@ static void empty_body(void *arg) {
           o->empty_greedy(EMPTY_GREEDY_M, r->p);
       r->t[c][k] = (double)(bench_now_ns() - t0) / 1e3 / (double)r->reps;
     }
+    if (out_of_time())
+      r->samples = k + 1;
+  }
+  /* untimed: where did the chunks run? */
+  bench_caller_tid = bench_tid();
+  __atomic_store_n(&bench_counting, 1, __ATOMIC_RELAXED);
+  for (unsigned c = 0; c < 2; c++) {
+    bench_chunks = bench_chunks_on_workers = 0;
+    for (int i = 0; i < 200; i++)
+      if (c == 0)
+        o->empty_static(r->p);
+      else
+        o->empty_greedy(EMPTY_GREEDY_M, r->p);
+    r->on_workers[c] = (double)__atomic_load_n(&bench_chunks_on_workers, __ATOMIC_RELAXED) /
+                       (double)__atomic_load_n(&bench_chunks, __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&bench_counting, 0, __ATOMIC_RELAXED);
 }
 
 /* A sample is the mean of 16 back-to-back launches, so the two clock reads
- * (~25 ns here) stay below 1% of a launch. */
+ * (~25 ns here) stay below 1% of a launch.  After the timed samples, 200
+ * more launches of each kind count the share of chunks that ran on workers:
+ * a launch that a runtime ran wholly on the caller is cheap but not parallel
+ * (static m == p should give (p - 1) / p). */
 static void section_empty(void) {
-  empty_run r = {H.team, H.quick ? 300 : 1500, 16, {NULL, NULL}};
+  empty_run r = {H.team, H.quick ? 300 : 1500, 16, {NULL, NULL}, {0, 0}};
   r.t[0] = xmalloc(r.samples * sizeof(double));
   r.t[1] = xmalloc(r.samples * sizeof(double));
   H.ops->within(r.p, empty_body, &r);
   emit_all(H.system, "static_m=p", "us", "-", r.t[0], r.samples);
   emit_all(H.system, "greedy_m=64", "us", "-", r.t[1], r.samples);
+  emit(H.system, "static_on_workers", "of chunks", "-", r.on_workers[0]);
+  emit(H.system, "greedy_on_workers", "of chunks", "-", r.on_workers[1]);
 }
 
 /* ---- section axpy: bandwidth against the STREAM triad ------------------------ */
@@ -240,6 +278,8 @@ static void axpy_body(void *arg) {
     if (tt < r->triad_best)
       r->triad_best = tt;
     r->axpy[k] = ta;
+    if (out_of_time())
+      r->trials = k + 1;
   }
 }
 
@@ -293,7 +333,7 @@ typedef struct grid_run {
 static void grid_body(void *arg) {
   grid_run *r = arg;
   H.ops->vec_init(&r->v, r->p);
-  for (size_t s = 0; s <= r->samples; s++) /* s == 0: warm-up, not kept */
+  for (size_t s = 0; s <= r->samples; s++) { /* s == 0: warm-up, not kept */
     for (size_t j = 0; j < r->ncases; j++) {
       grid_case *c = &r->cases[(j + s + H.round) % r->ncases];
       long steals;
@@ -310,6 +350,9 @@ static void grid_body(void *arg) {
         c->steals[s - 1] = steals;
       }
     }
+    if (s > 0 && out_of_time())
+      r->samples = s;
+  }
 }
 
 static void serial_grid(const bench_grid *g) {
@@ -432,7 +475,7 @@ static void idle_warm(void *arg) {
   idle_run *r = arg;
   int seen[BENCH_MAX_P];
   size_t nseen = 0;
-  int64_t deadline = bench_now_ns() + 2000000000;
+  int64_t deadline = bench_now_ns() + (H.quick ? 500000000 : 2000000000);
   while (nseen < r->team && bench_now_ns() < deadline) {
     mark_reset();
     H.ops->loop(&r->l, r->team);
@@ -479,7 +522,7 @@ static void section_idle(void) {
   static idle_run r;
   r.team = H.team;
   r.p = H.team > 2 ? H.team - 1 : H.team;
-  r.window_s = H.quick ? 0.5 : 2.0;
+  r.window_s = H.quick ? 0.4 : 2.0;
   r.l.n = IDLE_N;
   r.l.s = 1e-3;
   r.l.x = xmalloc(IDLE_N * sizeof(double));
@@ -517,11 +560,21 @@ static void section_idle(void) {
     vol[u] += e->vcsw - s->vcsw;
     invol[u] += e->ivcsw - s->ivcsw;
   }
+  long gone = 0; /* threads alive at the start of the window, not at its end */
+  for (size_t k = 0; k < r.nstart; k++) {
+    size_t i = 0;
+    while (i < r.nend && r.end[i].tid != r.start[k].tid)
+      i++;
+    gone += i == r.nend;
+  }
   if (nunused == 0)
-    note("every worker ran chunks in the window (%ld workers)", nused);
+    note("no thread was left idle in the window: %ld workers ran chunks, "
+         "%ld threads ended during it, %zu threads ran the warm-up",
+         nused, gone, r.nwarm);
   emit(H.system, "loop", "us", "-", secs * 1e6 / (double)r.loops);
   emit(H.system, "used_workers", "threads", "-", (double)nused);
   emit(H.system, "unused_cpu", "% of a core", "-", 100.0 * (double)cpu[0] / 1e9 / secs);
+  emit(H.system, "used_cpu", "% of a core", "-", 100.0 * (double)cpu[1] / 1e9 / secs);
   emit(H.system, "unused_csw_vol", "1/s", "-", (double)vol[0] / secs);
   emit(H.system, "unused_csw_invol", "1/s", "-", (double)invol[0] / secs);
   emit(H.system, "used_csw_vol", "1/s", "-", (double)vol[1] / secs);
@@ -592,10 +645,12 @@ static void wake_body(void *arg) {
     if (!ok) {
       r->invalid++;
       r->first[k] = r->last[k] = -1;
-      continue;
+    } else {
+      r->first[k] = (double)(first - t0) / 1e3;
+      r->last[k] = (double)(last - t0) / 1e3;
     }
-    r->first[k] = (double)(first - t0) / 1e3;
-    r->last[k] = (double)(last - t0) / 1e3;
+    if (out_of_time())
+      r->n = k + 1;
   }
 }
 
@@ -657,12 +712,16 @@ static void section_wake(void) {
 
 /* ---- main -------------------------------------------------------------------- */
 
+/* Time budgets in seconds (full, --quick): well above what a round takes on
+ * a quiet machine; the idle section's window is fixed instead. */
 static const struct {
   const char *name;
   void (*run)(void);
+  double budget, quick_budget;
 } sections[] = {
-    {"empty", section_empty}, {"axpy", section_axpy}, {"grid", section_grid},
-    {"idle", section_idle},   {"wake", section_wake},
+    {"empty", section_empty, 4, 0.4}, {"axpy", section_axpy, 12, 1.0},
+    {"grid", section_grid, 15, 1.0},  {"idle", section_idle, 0, 0},
+    {"wake", section_wake, 20, 0.6},
 };
 
 static int usage(const char *argv0) {
@@ -698,8 +757,12 @@ int bench_child_main(int argc, char **argv, const bench_ops *ops) {
     if (!strcmp(sections[i].name, H.section)) {
       if (!strcmp(H.section, "wake") && !ops->wake)
         return 0;
+      double budget = H.quick ? sections[i].quick_budget : sections[i].budget;
+      H.deadline = bench_now_ns() + (int64_t)(budget * 1e9);
       ops->setup(H.team);
       sections[i].run();
+      if (H.cut)
+        note("%s samples cut short by the time budget (a busy machine?)", H.section);
       const char *n = ops->note ? ops->note() : NULL;
       if (n)
         printf("note\t%s: %s\n", H.system, n);

@@ -106,9 +106,29 @@ static inline size_t bench_block(size_t n, size_t c, size_t p) {
   return (size_t)(((unsigned __int128)n * c) / p);
 }
 
-/* An empty chunk the compiler cannot delete. */
+/* Where empty chunks ran: outside the timed loops the harness sets
+ * bench_counting and counts the chunks that ran on another thread than the
+ * caller (a runtime may run a whole "parallel" loop on the caller). */
+extern int bench_counting;
+extern int bench_caller_tid;
+extern unsigned bench_chunks, bench_chunks_on_workers;
+
+static __thread int bench_tid_cached;
+
+static inline void bench_count_chunk(void) {
+  if (!bench_tid_cached)
+    bench_tid_cached = bench_tid();
+  __atomic_fetch_add(&bench_chunks, 1, __ATOMIC_RELAXED);
+  if (bench_tid_cached != bench_caller_tid)
+    __atomic_fetch_add(&bench_chunks_on_workers, 1, __ATOMIC_RELAXED);
+}
+
+/* An empty chunk the compiler cannot delete; in the timed loops it costs a
+ * load and a predicted branch, the same in every system. */
 static inline void bench_empty_body(size_t c) {
   __asm__ __volatile__("" : : "r"(c) : "memory");
+  if (__builtin_expect(__atomic_load_n(&bench_counting, __ATOMIC_RELAXED), 0))
+    bench_count_chunk();
 }
 
 /* ---- what a system provides ------------------------------------------------ */

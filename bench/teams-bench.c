@@ -481,7 +481,7 @@ static void print_row(const char *section, const char *system, const char *metri
          system, m, p, unit, r);
 }
 
-static void report(const section_def *s) {
+static void report(const section_def *s, double seconds) {
   row **sorted = xrealloc(NULL, (nrows ? nrows : 1) * sizeof *sorted);
   size_t n = 0;
   for (size_t i = 0; i < nrows; i++)
@@ -489,10 +489,11 @@ static void report(const section_def *s) {
       sorted[n++] = &rows[i];
   qsort(sorted, n, sizeof *sorted, cmp_rows);
   if (!opt.tsv) {
-    printf("\n== %s: %s (p = %zu%s; %u rounds; ratio vs %s)\n", s->name,
-           s->title, section_team(s), s->idle_team ? ", loops use p - 1" : "",
+    printf("\n== %s: %s (p = %zu%s; %u rounds in %.1f s; ratio vs %s)\n",
+           s->name, s->title, section_team(s),
+           s->idle_team ? ", loops use p - 1" : "",
            opt.rounds ? opt.rounds : opt.quick ? s->quick_rounds : s->rounds,
-           baseline_of(s));
+           seconds, baseline_of(s));
     printf("  %-24s %-22s %10s %10s  %-12s %7s\n", "metric", "system", "median",
            "p90", "unit", "ratio");
   }
@@ -634,10 +635,11 @@ int main(int argc, char **argv) {
     const section_def *s = &sections[i];
     if (one && one != s)
       continue;
+    int64_t t0 = bench_now_ns();
     run_section(s);
     if (!strcmp(s->name, "axpy"))
       derive_axpy(s);
-    report(s);
+    report(s, (double)(bench_now_ns() - t0) / 1e9);
     fflush(stdout);
   }
   if (nnotes) {
