@@ -7,16 +7,17 @@
  * references take plain arrays and sizes, nothing from the launcher, so the
  * OpenCL C versions of the same kernels can be checked with them too.
  *
- * Agreement with the references (what the tests assert):
- *   integers (triangular, histogram, scan, probe)  exact;
- *   axpy, matmul, reduce     0 ULP here: the same operations in the same
- *                            order (C11 forbids contracting across
- *                            statements, and -std=c11 keeps GCC from fusing
- *                            a*x+y); an implementation that fuses or
- *                            reorders gets the bounds in tt_check_* below;
- *   stencil7                 within 2 ULPs for non-negative data and
- *                            coefficients (no cancellation; covers a fused
- *                            multiply-add). */
+ * Agreement with the references, as the tests assert it (the C kernels
+ * here match bit for bit: same operations in the same order, and -std=c11
+ * keeps GCC from fusing multiply-adds; the slack is for implementations
+ * that fuse, such as an OpenCL compiler):
+ *   triangular, histogram, scan, probe   exact (integers);
+ *   reduce     exact: additions only, in the tree order defined below;
+ *   axpy       within 1 ULP for positive a, x, y (no cancellation);
+ *   stencil7   within 2 ULPs for non-negative data and coefficients;
+ *   matmul     exact on integer-valued data (every partial sum an integer
+ *              below 2^24, so any order gives the same bits); within k ULPs
+ *              on non-negative data (k = the inner dimension). */
 #ifndef TEAMS_KERNELS_H
 #define TEAMS_KERNELS_H
 
