@@ -474,3 +474,71 @@ Test(topology, init_reads_this_machine_and_reports_its_cost) {
   cr_expect_eq(tt__topology_current(), s);
   tt__topology_fini();
 }
+
+/* ---- the rules, on random descriptions ------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s) { /* xorshift64*, fixed seed */
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 2685821657736338717ull;
+}
+
+Test(order, random_descriptions_keep_the_rules) {
+  uint64_t seed = 0x0bde5eedull;
+  enum { MAXN = 40, MAXNODES = 5 };
+  int llc[MAXN], node[MAXN];
+  unsigned dist[MAXNODES * MAXNODES];
+  uint32_t v[MAXN * MAXN], le[MAXN], lo[MAXN];
+  for (int it = 0; it < 300; it++) {
+    size_t n = 1 + (size_t)(rng_next(&seed) % MAXN);
+    size_t nn = 1 + (size_t)(rng_next(&seed) % MAXNODES);
+    for (size_t i = 0; i < n; i++) {
+      node[i] = (int)(rng_next(&seed) % nn);
+      llc[i] = rng_next(&seed) % 5 == 0 ? -1 : (int)(rng_next(&seed) % 6);
+    }
+    for (size_t a = 0; a < nn; a++)
+      for (size_t b = 0; b < nn; b++)
+        dist[a * nn + b] = a == b ? 10 : 11 + (unsigned)(rng_next(&seed) % 4);
+    tt__topo_desc d = {n, llc, node, nn, it % 4 ? dist : NULL};
+    cr_assert_eq(tt__order_build(&d, v, le, lo), 0);
+    for (size_t i = 0; i < n; i++) {
+      const uint32_t *row = v + i * (n - 1);
+      unsigned char seen[MAXN] = {0};
+      size_t rank = 0, ntier0 = 0, nlocal = 0;
+      for (size_t j = 0; j < i; j++)
+        rank += node[j] == node[i];
+      for (size_t k = 0; k + 1 < n; k++) {
+        cr_assert_lt(row[k], n);
+        cr_assert_neq(row[k], i);
+        cr_assert_eq(seen[row[k]]++, 0);
+        unsigned t = tt__order_tier(&d, i, row[k]);
+        ntier0 += t == 0;
+        nlocal += t <= 1;
+        if (k > 0) {
+          unsigned tp = tt__order_tier(&d, i, row[k - 1]);
+          cr_assert_leq(tp, t, "it %d: tiers out of order in row %zu", it, i);
+          if (tp == t && t <= 1) /* rotation after i */
+            cr_assert_lt((row[k - 1] + n - i) % n, (row[k] + n - i) % n);
+        }
+      }
+      cr_assert_eq(le[i], ntier0);
+      cr_assert_eq(lo[i], nlocal);
+      /* each remote tier: (node after i's, index) order, rotated by rank */
+      for (size_t k = nlocal; k + 1 < n;) {
+        unsigned t = tt__order_tier(&d, i, row[k]);
+        uint32_t want[MAXN];
+        size_t len = 0;
+        for (size_t r = 1; r < nn; r++)
+          for (size_t j = 0; j < n; j++)
+            if ((size_t)node[j] == ((size_t)node[i] + r) % nn &&
+                tt__order_tier(&d, i, j) == t)
+              want[len++] = (uint32_t)j;
+        for (size_t m = 0; m < len; m++)
+          cr_assert_eq(row[k + m], want[(m + rank) % len],
+                       "it %d row %zu remote tier %u entry %zu", it, i, t, m);
+        k += len;
+      }
+    }
+  }
+}
