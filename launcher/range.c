@@ -15,25 +15,28 @@
  *     one to three grains leaves a thief nothing worth splitting, and static
  *     costs one call per participant and no atomics.
  *   - otherwise auto times each region (two clock reads, ~40 ns) and keeps
- *     the last duration per function f in a small per-thread table.  A
- *     function whose last auto region took at least AUTO_LONG_NS runs with
- *     the steal schedule, with its units coarsened to at most AUTO_UNITS_PER_P
- *     per participant (a multiple of the grain); one that took less than
- *     AUTO_SHORT_NS (or is not in the table yet) runs static.  Between the
- *     two it keeps its schedule, so a loop near the threshold does not flip
- *     back and forth.
+ *     the last duration per loop, a loop being a function f and a length n
+ *     (the launcher runs every kernel through one f, and its launches differ
+ *     in n), in a small per-thread table.  A loop whose last auto region
+ *     took at least AUTO_LONG_NS runs with the steal schedule, its units
+ *     coarsened to at most AUTO_UNITS_PER_P per participant (a multiple of
+ *     the grain); one that took less than AUTO_SHORT_NS (or is not in the
+ *     table yet) runs static.  Between the two it keeps its schedule, so a
+ *     loop near the threshold does not flip back and forth.
  * Why these numbers.  Stealing pays off when a region is long enough that
- * imbalance, an interrupted worker or a late wake-up (5-50 us for a sleeping
- * worker, DESIGN section 1) can cost more than the schedule's overhead; 50 us
- * is the steal threshold KernelAbstractions' adaptive CPU policy uses (seed
- * 002), and on the scale of the team's wake-up latency.  The overhead is one
+ * imbalance, an interrupted worker or a late wake-up can cost more than the
+ * schedule's overhead.  A sleeping worker started its chunk 12-100 us after
+ * the region was published on the 2-core KVM guest we build on (50 regions
+ * 2 ms apart, TEAMS_SPIN_US=50: median 17 us in one run, 101 us in another);
+ * 50 us is on that scale, and it is the steal threshold KernelAbstractions'
+ * adaptive CPU policy uses (seed 002).  The overhead is one
  * RMW and one call of f per unit: 21 ns per unit and participant on the
  * 2-core KVM guest we build on (steal minus static, 1e7 units of an empty f,
  * 2 participants, 5 runs 20.8-21.6 ns); capping the units at 64 per
  * participant bounds it near 1.4 us per participant, under 3% of a 50 us
  * region, while a thief can still balance to 1/64 of a block.  The
- * table (8 entries, direct-mapped on f) forgets a function when another one
- * maps to its entry: it then starts again from static. */
+ * table (8 entries, direct-mapped on f and n) forgets a loop when another
+ * one maps to its entry: it then starts again from static. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,6 +64,7 @@ static _Thread_local tt_steal_stats tls_last;
 
 typedef struct auto_entry {
   range_fn f;
+  size_t n;
   int steal;
 } auto_entry;
 static _Thread_local auto_entry tls_auto[AUTO_MEMO];
@@ -185,8 +189,9 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
 
   if (grains < (size_t)AUTO_MIN_GRAINS * p)
     return tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
-  auto_entry *e = &tls_auto[((uintptr_t)f >> 4) % AUTO_MEMO];
-  int steal = e->f == f && e->steal;
+  uintptr_t h = ((uintptr_t)f >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
+  auto_entry *e = &tls_auto[h % AUTO_MEMO];
+  int steal = e->f == f && e->n == n && e->steal;
   uint64_t t0 = tt__now_ns();
   int rc;
   if (steal) {
@@ -198,6 +203,7 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   }
   uint64_t dt = tt__now_ns() - t0;
   e->f = f;
+  e->n = n;
   e->steal = steal ? dt >= AUTO_SHORT_NS : dt >= AUTO_LONG_NS;
   return rc;
 }
