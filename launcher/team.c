@@ -176,9 +176,9 @@ typedef struct team {
   size_t size; /* participants, workers + caller */
   worker *workers; /* workers[0] unused: participant 0 is the caller */
   uint64_t spin_ns;
+  size_t cpus; /* CPUs of the process's affinity mask at start */
   bool busy_wait;
   bool sentinel;
-  bool oversubscribed; /* more participants than CPUs: spinning yields */
   tt__pin pin;
   size_t requested;
   double start_ms;
@@ -192,6 +192,10 @@ typedef struct team {
    * in the struct, whose alignment pads the line. */
   _Alignas(TT_CACHE_PAD) _Atomic uint32_t sentinel_id;
   _Atomic uint32_t wake_seq;
+
+  /* Workers not asleep: fetch_sub before a worker sleeps, fetch_add after.
+   * Read by spinning workers to tell an overcommitted machine. */
+  _Alignas(TT_CACHE_PAD) _Atomic size_t awake;
 } team;
 
 static team T;
@@ -214,6 +218,12 @@ extern int omp_in_parallel(void) __attribute__((weak));
  * back-to-back loops with short serial gaps between them never sleeps,
  * short enough that an unused worker costs well under 1% of a core. */
 #define TT_DEFAULT_SPIN_US 100.0
+
+/* A spinner that has waited this long yields the CPU between looks: free
+ * when no other thread wants the CPU, and when more threads than CPUs are
+ * runnable it hands the CPU to one that has work.  Short enough to cost
+ * nothing to back-to-back loops, whose gaps are a few microseconds. */
+#define TT_POLITE_AFTER_NS 20000u
 
 static double env_double(const char *name, double dflt, double lo, double hi) {
   const char *s = getenv(name);
@@ -299,8 +309,9 @@ static void wake_requested(size_t upto) {
  * Precondition: this worker holds team.sentinel_id. */
 static void be_sentinel(worker *w, uint32_t seen) {
   uint32_t seq = tt_atomic_load_acquire(&T.wake_seq);
-  while (tt_atomic_load_acquire(&w->go) == seen) {
-    if (T.oversubscribed)
+  uint64_t since = tt__now_ns();
+  for (unsigned k = 0; tt_atomic_load_acquire(&w->go) == seen; k++) {
+    if (k % 64 == 0 && tt__now_ns() - since >= TT_POLITE_AFTER_NS)
       sched_yield();
     else
       tt__cpu_relax();
@@ -314,6 +325,15 @@ static void be_sentinel(worker *w, uint32_t seen) {
   wake_requested(T.size); /* what was left to us before we resigned */
 }
 
+/* More of this team's threads awake than CPUs (the caller counts as one):
+ * an idle spinner would take a CPU that a participant with work needs
+ * (a static region of 6 on 2 cores: ~57 ms per launch with workers spinning
+ * out their time, ~300 us yielding, ~15 us sleeping at once; load ~4).  The
+ * idle rule then sleeps at once.  Only a hint: read relaxed. */
+static bool overcommitted(void) {
+  return (size_t)tt_atomic_load_relaxed(&T.awake) + 1 > T.cpus;
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   if (w->cpu >= 0)
@@ -324,7 +344,8 @@ static void *worker_main(void *arg) {
   /* Not a load: a region may have been published before this thread ran,
    * and it must be seen as new.  0 is the value start gave the word. */
   uint32_t seen = 0;
-  uint64_t deadline = tt__now_ns() + T.spin_ns;
+  uint64_t last_event = tt__now_ns(); /* last chunk or wake-up */
+  uint64_t deadline = last_event + T.spin_ns;
   uint32_t ran_gen = 0;
   bool ran = false; /* ran a chunk of region ran_gen, which may still run */
 
@@ -343,30 +364,28 @@ static void *worker_main(void *arg) {
         ran = true;
       }
       ran_gen = gen;
-      deadline = tt__now_ns() + T.spin_ns;
+      last_event = tt__now_ns();
+      deadline = last_event + T.spin_ns;
       continue;
     }
-    /* Spin: check the clock only every few rounds (it costs ~20 ns).  With
-     * more participants than CPUs a spinner holds a CPU that a needed
-     * participant waits for: give it up instead. */
-    if (T.oversubscribed)
-      sched_yield();
-    else
-      for (int i = 0; i < 32; i++) {
-        tt__cpu_relax();
-        if (tt_atomic_load_relaxed(&w->go) != seen)
-          break;
-      }
+    /* Spin: check the clock only every few rounds (it costs ~20 ns). */
+    for (int i = 0; i < 32; i++) {
+      tt__cpu_relax();
+      if (tt_atomic_load_relaxed(&w->go) != seen)
+        break;
+    }
     if (tt_atomic_load_relaxed(&w->go) != seen)
       continue;
     uint64_t now = tt__now_ns();
+    if (now - last_event >= TT_POLITE_AFTER_NS)
+      sched_yield();
     if (ran) {
       if (region_running(ran_gen))
         deadline = now + T.spin_ns;
       else
         ran = false; /* counts down from the last push */
     }
-    if (now < deadline)
+    if (now < deadline && !overcommitted())
       continue;
     if (T.sentinel) {
       uint32_t none = 0;
@@ -379,10 +398,13 @@ static void *worker_main(void *arg) {
     uint32_t expect = seen;
     if (!tt_atomic_cas_acq_rel(&w->go, &expect, seen | GO_SLEEP))
       continue; /* a region arrived: handle it */
+    tt_atomic_fetch_sub_relaxed(&T.awake, 1);
     do
       tt__futex_wait(&w->go, seen | GO_SLEEP);
     while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP));
-    deadline = tt__now_ns() + T.spin_ns;
+    tt_atomic_fetch_add_relaxed(&T.awake, 1);
+    last_event = tt__now_ns();
+    deadline = last_event + T.spin_ns;
   }
   return NULL;
 }
@@ -418,13 +440,9 @@ static int start_locked(void) {
   T.busy_wait = env_choice("TEAMS_BUSY", busy, 0) == 1;
   T.sentinel = env_choice("TEAMS_IDLE", idle, 0) == 1;
   T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
-  /* Oversubscribed, a spinning worker only delays the others: by default
-   * it sleeps at once. */
-  T.oversubscribed = n > cpus;
-  T.spin_ns = (uint64_t)(env_double("TEAMS_SPIN_US",
-                                    T.oversubscribed ? 0 : TT_DEFAULT_SPIN_US,
-                                    0, 1e7) *
-                         1e3);
+  T.spin_ns =
+      (uint64_t)(env_double("TEAMS_SPIN_US", TT_DEFAULT_SPIN_US, 0, 1e7) * 1e3);
+  T.cpus = cpus;
   T.requested = n;
   T.degraded[0] = 0;
 
@@ -470,6 +488,7 @@ static int start_locked(void) {
   }
   free(cpus_of);
   T.size = made;
+  tt_atomic_store_relaxed(&T.awake, made - 1);
   T.start_ms = (double)(tt__now_ns() - t0) / 1e6;
   tt_atomic_store_release(&T.running, 1);
 
@@ -573,16 +592,22 @@ static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
   tls_self = saved;
 }
 
-/* Wait until pred(word) holds.  The holder waits for participants that are
- * running chunks of unknown length: spin briefly, then yield the core. */
+/* Wait until cond holds.  The holder waits for participants that are
+ * running chunks of unknown length: spin while that is cheap, then yield the
+ * CPU between looks (at once when the team is overcommitted: the CPU is
+ * what the participants it waits for need).  The clock is read once every
+ * 64 looks. */
 #define WAIT_UNTIL(cond)                                                       \
   do {                                                                         \
-    unsigned spins_ = 0;                                                       \
-    while (!(cond)) {                                                          \
-      if (++spins_ < 4096 && !T.oversubscribed)                                \
-        tt__cpu_relax();                                                       \
-      else                                                                     \
+    uint64_t since_ = 0;                                                       \
+    for (unsigned k_ = 0; !(cond); k_++) {                                     \
+      if (k_ % 64 == 0 && k_ > 0 &&                                            \
+          (overcommitted() ||                                                  \
+           (since_ ? tt__now_ns() - since_ >= TT_POLITE_AFTER_NS               \
+                   : (since_ = tt__now_ns(), 0))))                             \
         sched_yield();                                                         \
+      else                                                                     \
+        tt__cpu_relax();                                                       \
     }                                                                          \
   } while (0)
 

@@ -24,7 +24,7 @@ set(TT_POCL_ENV_PTHREAD
 add_library(tt_clu STATIC ${CMAKE_CURRENT_LIST_DIR}/pocl-util/clu.c)
 target_include_directories(tt_clu PUBLIC ${CMAKE_CURRENT_LIST_DIR}/pocl-util
   ${PROJECT_SOURCE_DIR}/backend/pocl)
-target_link_libraries(tt_clu PUBLIC OpenCL::OpenCL PkgConfig::CRITERION)
+target_link_libraries(tt_clu PUBLIC OpenCL::OpenCL tt_criterion)
 tt_cl_embed(tt_clu)
 
 file(GLOB TT_POCL_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test-pocl*.c)

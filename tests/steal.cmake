@@ -5,6 +5,6 @@
 foreach(name test-topology test-steal)
   if(TARGET ${name})
     set_property(TARGET ${name} PROPERTY LINK_LIBRARIES
-      teams_static teams_internal PkgConfig::CRITERION PkgConfig::HWLOC)
+      teams_static teams_internal tt_criterion PkgConfig::HWLOC)
   endif()
 endforeach()
