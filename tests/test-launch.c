@@ -17,19 +17,6 @@
 #include "teams/launch.h"
 #include "teams/team.h"
 
-/* Sanitizer allocators abort on impossible requests (unless
- * allocator_may_return_null=1), so the out-of-memory test skips under them. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TT_SANITIZED 1
-#endif
-#endif
-#ifndef TT_SANITIZED
-#define TT_SANITIZED 0
-#endif
-
 static const tt_schedule schedules[] = {TT_SCHED_STATIC, TT_SCHED_GREEDY,
                                         TT_SCHED_STEAL, TT_SCHED_AUTO};
 #define NSCHED (sizeof schedules / sizeof schedules[0])
@@ -464,9 +451,6 @@ Test(launch, bad_input_is_rejected) {
 
 Test(launch, out_of_memory_is_reported) {
   /* Local memory no allocator can give: the launch fails cleanly. */
-#if TT_SANITIZED
-  cr_skip_test("sanitizer allocators abort on impossible allocations");
-#endif
   atomic_size_t items = 0;
   count_args a = {&items};
   tt_launch_config cfg = {.dims = 1, .global = {64}, .local = {8},
