@@ -8,6 +8,20 @@
  * `numa=fake` nodes carved out of one physical node.  Memory-only nodes (no
  * CPUs: CXL, HBM, NVDIMM) are ignored.
  *
+ * Pinning (TEAMS_PIN), among the allowed PUs within the starting thread's
+ * affinity mask:
+ *   cores  participant i on the i-th core in topology order, one PU per core;
+ *          SMT siblings only once every core has one participant.
+ *   numa   participants spread evenly over the NUMA nodes that hold CPUs (as
+ *          far as each node has PUs), in contiguous runs: 0..k0-1 on the
+ *          first node, k0..k1-1 on the next, ...; cores order within a node.
+ *          Contiguous runs keep neighbouring blocks of a range, which are
+ *          neighbouring participants, on one node.  Rejected nodes: as cores.
+ *   Fewer candidate PUs than participants: nobody is pinned.
+ * Victim orders are built only when every participant has a PU of its own
+ * (and TEAMS_VICTIMS is not "cyclic", a switch for measuring locality against
+ * the cyclic order on the same pinning).
+ *
  * Cost.  hwloc's discovery is restricted: no I/O devices, no misc objects,
  * no instruction caches, and HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING, which
  * also skips the x86 CPUID backend (it binds to every PU in turn).  Measured
