@@ -52,3 +52,14 @@ int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg) {
   pthread_attr_destroy(&attr);
   return -rc;
 }
+
+_Static_assert(sizeof(tt__cpumask) == sizeof(cpu_set_t), "mask sizes");
+
+int tt__affinity_save(tt__cpumask *m) {
+  return -pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), (cpu_set_t *)m);
+}
+
+int tt__affinity_restore(const tt__cpumask *m) {
+  return -pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+                                 (const cpu_set_t *)m);
+}

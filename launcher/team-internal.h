@@ -3,6 +3,7 @@
 #ifndef TEAMS_TEAM_INTERNAL_H
 #define TEAMS_TEAM_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "teams/team.h"
@@ -30,6 +31,11 @@ int tt__team_run(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 
 /* Participant index of the calling thread inside a chunk, -1 outside. */
 int tt__self(void);
+
+/* True inside a chunk of a region that runs on the team, false inside a
+ * chunk of a region that runs serially (busy rule, nesting) and outside:
+ * an EACH-mode function need not wait for participants that cannot come. */
+bool tt__region_parallel(void);
 
 /* Participants the next region may have: team size (starts the team). */
 size_t tt__team_size(void);

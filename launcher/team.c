@@ -185,6 +185,7 @@ typedef struct team {
   int caller_cpu;
   pthread_t pinned_caller;
   bool has_pinned_caller;
+  tt__cpumask caller_mask; /* the pinned caller's mask before pinning */
   char degraded[160];
 
   /* Sentinel mode: the sentinel's id (0: none), and a counter the holder
@@ -206,6 +207,7 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
  * and a unique token for team.owner (its address). */
 static _Thread_local int tls_self = -1;
 static _Thread_local int tls_depth;
+static _Thread_local bool tls_parallel; /* running a chunk of a team region */
 static _Thread_local char tls_token;
 
 /* OpenMP's omp_in_parallel, if the program links an OpenMP runtime. */
@@ -255,7 +257,9 @@ static void run_static(size_t id) {
   region *r = &T.r;
   tls_self = (int)id;
   tls_depth++;
+  tls_parallel = true;
   r->f(r->ctx, id);
+  tls_parallel = false;
   tls_depth--;
   tls_self = -1;
   tt_atomic_fetch_add_release(&r->sync, SYNC_LEFT_ONE);
@@ -275,6 +279,7 @@ static void run_joined(size_t id) {
   region *r = &T.r;
   tls_self = (int)id;
   tls_depth++;
+  tls_parallel = true;
   if (r->mode == TT__MODE_EACH) {
     if (id < r->p)
       r->f(r->ctx, id);
@@ -283,6 +288,7 @@ static void run_joined(size_t id) {
     while ((c = tt_atomic_fetch_add_relaxed(&r->next, 1)) < r->m)
       r->f(r->ctx, c);
   }
+  tls_parallel = false;
   tls_depth--;
   tls_self = -1;
   tt_atomic_fetch_sub_release(&r->sync, SYNC_ACTIVE_ONE);
@@ -465,7 +471,8 @@ static int start_locked(void) {
   T.workers = ws;
   T.caller_cpu = cpus_of[0];
   T.has_pinned_caller = false;
-  if (cpus_of[0] >= 0 && tt__pin_self(cpus_of[0]) == 0) {
+  if (cpus_of[0] >= 0 && tt__affinity_save(&T.caller_mask) == 0 &&
+      tt__pin_self(cpus_of[0]) == 0) {
     T.pinned_caller = pthread_self();
     T.has_pinned_caller = true;
   }
@@ -569,6 +576,11 @@ int tt_team_shutdown(void) {
   free(T.workers);
   T.workers = NULL;
   T.size = 0;
+  /* Give the thread pinned as participant 0 its mask back (only possible
+   * from that thread itself; another thread leaves it pinned). */
+  if (T.has_pinned_caller && pthread_equal(pthread_self(), T.pinned_caller))
+    tt__affinity_restore(&T.caller_mask);
+  T.has_pinned_caller = false;
   tt__topology_fini();
   tt_atomic_store_relaxed(&T.running, 0);
   release();
@@ -581,8 +593,10 @@ int tt_team_shutdown(void) {
 static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
                        tt__mode mode) {
   int saved = tls_self;
+  bool saved_parallel = tls_parallel;
   tls_self = 0;
   tls_depth++;
+  tls_parallel = false;
   if (mode == TT__MODE_EACH)
     f(ctx, 0);
   else
@@ -590,6 +604,7 @@ static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
       f(ctx, c);
   tls_depth--;
   tls_self = saved;
+  tls_parallel = saved_parallel;
 }
 
 /* Wait until cond holds.  The holder waits for participants that are
@@ -649,6 +664,7 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
 
   tls_self = 0;
   tls_depth++;
+  tls_parallel = true;
   if (mode == TT__MODE_GREEDY) {
     size_t c;
     while ((c = tt_atomic_fetch_add_relaxed(&r->next, 1)) < m)
@@ -656,6 +672,7 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
   } else {
     f(ctx, 0);
   }
+  tls_parallel = false;
   tls_depth--;
   tls_self = -1;
 
@@ -733,6 +750,7 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 /* ---- queries ------------------------------------------------------------------- */
 
 int tt__self(void) { return tls_self; }
+bool tt__region_parallel(void) { return tls_parallel; }
 int tt_participant(void) { return tls_self; }
 
 size_t tt__team_size(void) {

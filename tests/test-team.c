@@ -440,3 +440,25 @@ Test(team, sentinel_keeps_exactly_one_worker_awake) {
   cr_assert_eq(sleeping[other], 20, "the other worker sleeps");
   free(x);
 }
+
+/* TEAMS_PIN pins the thread that starts the team as participant 0; shutdown
+ * from that thread gives it its mask back, so a restart sees every CPU. */
+Test(team, pinned_restart_sees_the_machine) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t before, after;
+  cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+  setenv("TEAMS_PIN", "cores", 1);
+  for (int round = 0; round < 3; round++) {
+    size_t n = tt_team_size();
+    cr_assert_eq(n, (size_t)CPU_COUNT(&before), "round %d: team of %zu", round, n);
+    cr_assert_leq((long)n, cpus);
+    count_ctx *x = new_ctx();
+    reset(x, n);
+    cr_assert_eq(tt_foreach_chunk(count_chunk, x, n, n), 0);
+    expect_once(x, n, n);
+    free(x);
+    cr_assert_eq(tt_team_shutdown(), 0);
+    cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+    cr_assert(CPU_EQUAL(&before, &after), "mask restored at shutdown");
+  }
+}
