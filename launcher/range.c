@@ -118,7 +118,14 @@ static void greedy_chunk(void *ctx, size_t c) {
 
 /* ---- steal ------------------------------------------------------------------ */
 
-static void steal_each(void *ctx, size_t i) { tt__steal_participant(ctx, i); }
+static void steal_each(void *ctx, size_t i) {
+  /* Run serially (the team was busy, or nested): no owner will come, so
+   * nothing is worth protecting.  Only participant 0 runs then, so the
+   * plain write races with no one. */
+  if (!tt__region_parallel())
+    ((tt__steal_region *)ctx)->protect_passes = 0;
+  tt__steal_participant(ctx, i);
+}
 
 static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
                      size_t units, size_t p) {
