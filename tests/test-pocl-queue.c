@@ -194,10 +194,15 @@ Test(pocl_queue, user_event_gate_waiter_runs) {
   CLU_CHECK(clWaitForEvents(1, &kev));
   pthread_join(t, NULL);
   cr_assert_eq(status_of(kev), CL_COMPLETE);
+  int have_stats = clu_stats(&E, &s1) == 0; /* before the read below runs */
   expect_all(E.q, b, n, 1);
-  if (clu_stats(&E, &s1) == 0) {
+  if (have_stats) {
     cr_assert_eq(s1.run_by_waiter - s0.run_by_waiter, 1,
-                 "the waiting thread should have run the kernel");
+                 "the waiting thread should have run the kernel (waiter %llu, "
+                 "progress %llu, submit %llu)",
+                 (unsigned long long)(s1.run_by_waiter - s0.run_by_waiter),
+                 (unsigned long long)(s1.run_by_progress - s0.run_by_progress),
+                 (unsigned long long)(s1.run_by_submit - s0.run_by_submit));
     cr_assert_eq(s1.run_by_progress, s0.run_by_progress,
                  "no hand-off to the progress thread");
   }
@@ -406,9 +411,105 @@ Test(pocl_queue, profiling_order) {
   clReleaseCommandQueue(q);
 }
 
-/* Eager submit (the default): the enqueuing thread runs a ready command
- * itself; the progress thread is never involved. */
-Test(pocl_queue, eager_submit_runs_in_caller) {
+/* An enqueue never waits for its command: a kernel that spins until the
+ * host writes a flag is running (on its own) while the host writes it. */
+Test(pocl_queue, enqueue_returns_before_kernel_ends) {
+  const char *src = "kernel void spin(volatile global int *flag,\n"
+                    "                   global int *out) {\n"
+                    "  while (*flag == 0) ;\n"
+                    "  out[0] = *flag + 1;\n"
+                    "}\n";
+  cl_program p = clu_build_src(&E, src);
+  cl_kernel k = clu_kernel(p, "spin");
+  cl_int *flag = aligned_alloc(4096, 4096);
+  flag[0] = 0;
+  /* USE_HOST_PTR: on PoCL's CPU drivers the kernel sees this very memory. */
+  cl_mem fb = clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 4096,
+                         flag);
+  cl_mem ob = clu_buffer(&E, CL_MEM_READ_WRITE, 4, NULL);
+  CLU_ARG(k, 0, fb);
+  CLU_ARG(k, 1, ob);
+  size_t one = 1;
+  cl_event ev;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &one, &one, 0, NULL, &ev));
+  CLU_CHECK(clFlush(E.q));
+  sleep_ms(100);
+  cr_assert_gt(status_of(ev), CL_COMPLETE, "finished before its flag");
+  __atomic_store_n(&flag[0], 41, __ATOMIC_SEQ_CST);
+  CLU_CHECK(clWaitForEvents(1, &ev));
+  cl_int out = 0;
+  CLU_CHECK(clEnqueueReadBuffer(E.q, ob, CL_TRUE, 0, 4, &out, 0, NULL, NULL));
+  cr_assert_eq(out, 42);
+  clReleaseEvent(ev);
+  clReleaseMemObject(fb);
+  clReleaseMemObject(ob);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  free(flag);
+}
+
+/* Lazy submit (the default), with a grace period long enough that nothing
+ * is left to chance: nothing runs at enqueue; clFinish runs the queue on the
+ * finishing thread (no hand-off); a command nobody waits for runs on the
+ * progress thread once the grace period is over. */
+static void lazy_env(void) {
+  /* Before PoCL initialises (each test runs in a fresh process). */
+  setenv("POCL_TEAMS0_PARAMETERS", "submit=lazy,grace_us=1000000", 1);
+  setup();
+}
+
+TestSuite(pocl_queue_lazy, .init = lazy_env, .fini = teardown, .timeout = 300);
+
+Test(pocl_queue_lazy, waiter_runs_else_progress_thread) {
+  tt_cl_stats s0, s1;
+  if (clu_stats(&E, &s0) != 0)
+    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+  char set[128];
+  CLU_CHECK(clGetDeviceInfo(E.dev, TT_CL_DEVICE_SETTINGS, sizeof set, set,
+                            NULL));
+  cr_assert(strstr(set, "submit=lazy grace_us=1000000") != NULL, "settings: %s",
+            set);
+  const size_t n = 256;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  clu_stats(&E, &s0);
+  for (int i = 0; i < 10; i++)
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.ndrange, s0.ndrange, "lazy commands ran at enqueue");
+  CLU_CHECK(clFinish(E.q));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_waiter - s0.run_by_waiter, 10);
+  cr_assert_eq(s1.run_by_progress, s0.run_by_progress);
+  cr_assert_eq(s1.run_by_submit, s0.run_by_submit);
+  expect_all(E.q, b, n, 10);
+
+  cl_event ev;
+  clu_stats(&E, &s0);
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, &ev));
+  int polls = 0;
+  while (status_of(ev) != CL_COMPLETE && polls++ < 10000)
+    sleep_ms(1);
+  cr_assert_eq(status_of(ev), CL_COMPLETE, "no progress without a waiter");
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_progress - s0.run_by_progress, 1);
+  clReleaseEvent(ev);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+/* Eager submit: the enqueuing thread runs a ready command itself; the
+ * progress thread is never involved. */
+static void eager_env(void) {
+  setenv("POCL_TEAMS0_PARAMETERS", "submit=eager", 1);
+  setup();
+}
+
+TestSuite(pocl_queue_eager, .init = eager_env, .fini = teardown,
+          .timeout = 300);
+
+Test(pocl_queue_eager, submit_runs_in_caller) {
   tt_cl_stats s0, s1;
   if (clu_stats(&E, &s0) != 0)
     cr_skip_test("counters exist on teams only (device: %s)", E.name);
@@ -425,55 +526,42 @@ Test(pocl_queue, eager_submit_runs_in_caller) {
   expect_all(E.q, b, n, 10);
   clu_stats(&E, &s1);
   cr_assert_eq(s1.run_by_progress, 0);
-  clReleaseKernel(k);
-  clReleaseMemObject(b);
 }
 
-/* Deferred submit: nothing runs at enqueue; clFinish runs the queue on the
- * finishing thread (no hand-off); after clFlush the progress thread runs
- * commands nobody waits for. */
-static void defer_env(void) {
-  /* Before PoCL initialises (each test runs in a fresh process). */
-  setenv("POCL_TEAMS0_PARAMETERS", "submit=defer", 1);
-  setup();
-}
+/* PoCL's content-size extension (clSetContentSizeBufferPoCL): a copy from a
+ * buffer with a content size copies only up to it.  The same checks as
+ * PoCL's runtime/test_cl_pocl_content_size, which skips itself on any device
+ * whose name lacks "basic" or "pthread", so teams runs them here. */
+typedef cl_int (*set_content_size_fn)(cl_mem buffer, cl_mem size_buffer);
 
-TestSuite(pocl_queue_defer, .init = defer_env, .fini = teardown,
-          .timeout = 300);
-
-Test(pocl_queue_defer, waiter_runs_flush_progresses) {
-  tt_cl_stats s0, s1;
-  if (clu_stats(&E, &s0) != 0)
-    cr_skip_test("counters exist on teams only (device: %s)", E.name);
-  char set[128];
-  CLU_CHECK(clGetDeviceInfo(E.dev, TT_CL_DEVICE_SETTINGS, sizeof set, set,
-                            NULL));
-  cr_assert(strstr(set, "submit=defer") != NULL, "settings: %s", set);
-  const size_t n = 256;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
-  clu_stats(&E, &s0);
-  for (int i = 0; i < 10; i++)
-    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
-  clu_stats(&E, &s1);
-  cr_assert_eq(s1.ndrange, s0.ndrange, "deferred commands ran at enqueue");
-  CLU_CHECK(clFinish(E.q));
-  clu_stats(&E, &s1);
-  cr_assert_eq(s1.run_by_waiter - s0.run_by_waiter, 10);
-  cr_assert_eq(s1.run_by_progress, s0.run_by_progress);
-  expect_all(E.q, b, n, 10);
-
-  cl_event ev;
-  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, &ev));
-  CLU_CHECK(clFlush(E.q));
-  int polls = 0;
-  while (status_of(ev) != CL_COMPLETE && polls++ < 10000)
-    sleep_ms(1);
-  cr_assert_eq(status_of(ev), CL_COMPLETE, "no progress after clFlush");
-  clu_stats(&E, &s1);
-  cr_assert_eq(s1.run_by_progress - s0.run_by_progress, 1);
-  clReleaseEvent(ev);
-  clReleaseKernel(k);
-  clReleaseMemObject(b);
+Test(pocl_queue, content_size_copy) {
+  set_content_size_fn set = (set_content_size_fn)
+      clGetExtensionFunctionAddressForPlatform(E.platform,
+                                               "clSetContentSizeBufferPoCL");
+  cr_assert_not_null(set);
+  char src[1024], dst[1024];
+  memset(src, 1, sizeof src);
+  memset(dst, 2, sizeof dst);
+  cl_mem bs = clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 1024,
+                         src);
+  cl_mem bd = clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 1024,
+                         dst);
+  cl_ulong content = 128;
+  cl_mem bz = clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 8,
+                         &content);
+  CLU_CHECK(set(bs, bz));
+  /* Beyond the content size: nothing copied. */
+  CLU_CHECK(clEnqueueCopyBuffer(E.q, bs, bd, 200, 200, 100, 0, NULL, NULL));
+  CLU_CHECK(clEnqueueReadBuffer(E.q, bd, CL_TRUE, 0, 1024, dst, 0, NULL, NULL));
+  for (int i = 0; i < 1024; i++)
+    cr_assert_eq(dst[i], 2, "dst[%d] copied beyond the content size", i);
+  /* Across it: copied up to the content size only. */
+  CLU_CHECK(clEnqueueCopyBuffer(E.q, bs, bd, 100, 100, 100, 0, NULL, NULL));
+  CLU_CHECK(clEnqueueReadBuffer(E.q, bd, CL_TRUE, 0, 1024, dst, 0, NULL, NULL));
+  for (int i = 0; i < 1024; i++)
+    cr_assert_eq(dst[i], i >= 100 && i < 128 ? 1 : 2, "dst[%d] = %d", i,
+                 dst[i]);
+  clReleaseMemObject(bs);
+  clReleaseMemObject(bd);
+  clReleaseMemObject(bz);
 }

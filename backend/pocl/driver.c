@@ -24,6 +24,9 @@ static struct pocl_device_ops basic_ops;
 
 static cl_int teams_init (unsigned j, cl_device_id device, const char *params);
 
+static cl_device_partition_property partition_properties[2]
+    = { CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS };
+
 /* Settings by device index, for reinit (which gets no parameters). */
 #define TP_MAX_DEVICES 64
 static tp_settings saved_settings[TP_MAX_DEVICES];
@@ -89,14 +92,25 @@ tp_settings_parse (tp_settings *s, const char *params, char *err,
         {
           if (strcmp (v, "eager") == 0)
             s->submit = TP_SUBMIT_EAGER;
-          else if (strcmp (v, "defer") == 0)
-            s->submit = TP_SUBMIT_DEFER;
+          else if (strcmp (v, "lazy") == 0)
+            s->submit = TP_SUBMIT_LAZY;
           else
             {
-              snprintf (err, errlen, "submit=%s: want eager or defer", v);
+              snprintf (err, errlen, "submit=%s: want lazy or eager", v);
               rc = -1;
               break;
             }
+        }
+      else if (strcmp (k, "grace_us") == 0)
+        {
+          size_t us;
+          if (parse_size (v, &us) != 0 || us > 10000000)
+            {
+              snprintf (err, errlen, "grace_us=%s: want 0 to 10000000", v);
+              rc = -1;
+              break;
+            }
+          s->grace_ns = (uint64_t)us * 1000;
         }
       else if (strcmp (k, "schedule") == 0)
         {
@@ -119,8 +133,8 @@ tp_settings_parse (tp_settings *s, const char *params, char *err,
       else
         {
           snprintf (err, errlen,
-                    "unknown parameter '%s' (known: cu, submit, schedule, "
-                    "grain)",
+                    "unknown parameter '%s' (known: cu, submit, grace_us, "
+                    "schedule, grain)",
                     k);
           rc = -1;
           break;
@@ -205,9 +219,10 @@ teams_init (unsigned j, cl_device_id device, const char *params)
 {
   tp_settings set = { 0 };
   set.participants = 0; /* filled below from the team */
-  set.submit = TP_SUBMIT_EAGER;
+  set.submit = TP_SUBMIT_LAZY;
   set.schedule = TT_SCHED_GREEDY;
   set.grain = 0;
+  set.grace_ns = TP_DEFAULT_GRACE_NS;
   char err[256];
   if (tp_settings_parse (&set, params, err, sizeof err) != 0)
     {
@@ -261,6 +276,14 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   /* Honest values: a work-group runs on one participant, participants are
    * the team's threads. */
   device->max_compute_units = (cl_uint)set.participants;
+
+  /* Sub-devices (clCreateSubDevices, equally or by counts) get fewer
+   * compute units, and their regions that many participants (run.c). */
+  device->max_sub_devices = device->max_compute_units;
+  device->num_partition_properties = 2;
+  device->partition_properties = partition_properties;
+  device->num_partition_types = 0;
+  device->partition_type = NULL;
   return CL_SUCCESS;
 }
 
@@ -327,11 +350,14 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
     {
       static const char *sched[] = { "static", "greedy", "steal", "auto" };
       char buf[128];
-      int len = snprintf (buf, sizeof buf, "cu=%zu submit=%s schedule=%s grain=%zu",
-                          d->set.participants,
-                          d->set.submit == TP_SUBMIT_EAGER ? "eager" : "defer",
-                          (unsigned)d->set.schedule < 4 ? sched[d->set.schedule] : "?",
-                          d->set.grain);
+      int len = snprintf (
+          buf, sizeof buf,
+          "cu=%zu submit=%s grace_us=%llu schedule=%s grain=%zu",
+          d->set.participants,
+          d->set.submit == TP_SUBMIT_EAGER ? "eager" : "lazy",
+          (unsigned long long)(d->set.grace_ns / 1000),
+          (unsigned)d->set.schedule < 4 ? sched[d->set.schedule] : "?",
+          d->set.grain);
       size_t need = (size_t)len + 1;
       if (size_ret)
         *size_ret = need;

@@ -2,12 +2,14 @@
  *
  * Protocol
  * ========
- * Goal: no thread hand-off where none is needed.  A command runs on the
- * thread that submits it (eager mode) or on a thread that waits for it
- * (clFinish, clWaitForEvents, blocking read/map: defer mode, and commands
- * readied later by a dependency in both modes).  That thread is participant 0
- * of the team region the command's work-groups run in (run.c).  Only commands
- * that no thread submits-and-runs or waits for go to the progress thread.
+ * Goal: no thread hand-off where none is needed.  A ready command is run by
+ * a thread that waits for it (clFinish, clWaitForEvents, a blocking read or
+ * map) -- lazy mode, the default -- or by the thread that submits it (eager
+ * mode).  That thread is participant 0 of the team region the command's
+ * work-groups run in (run.c).  Only a command that nobody comes for within
+ * the grace period (grace_ns, 50 us by default) goes to the progress thread,
+ * so commands nobody waits for still make progress, and an enqueue never
+ * blocks on its command (PoCL's own tests enqueue a kernel that never ends).
  * Measured on this 2-core machine (design section 5): an empty kernel costs
  * 0.3-0.5 us run synchronously by its caller, 5-19 us through a dispatcher
  * thread, 27-43 us on PoCL's pthread driver; the hand-offs are the cost.
@@ -15,7 +17,7 @@
  * Locks and their order
  *   event lock (PoCL's ev->pocl_lock)  ->  d->lock
  * d->lock guards the ready list (ready_head/tail, node->next of listed
- * nodes), runners, sleeping, unflushed and the progress thread's state.  No
+ * nodes, list_since), runners, sleeping and the progress thread's state.  No
  * event or queue lock is ever taken while d->lock is held, and no lock of
  * ours is held while a command runs: pocl_exec_command ends in
  * pocl_update_event_complete, which takes the queue lock then the event lock
@@ -39,15 +41,22 @@
  * Runners.  A runner is a thread that promises to look at the list under
  * d->lock before it stops being one, and to run what it finds: a thread in
  * drain() (eager submitter, waiter, progress thread) or in a wait loop.  A
- * push (list_locked) therefore needs a wake-up only when there is no runner:
- *   - the pushing thread is itself about to drain (eager submit) or is
- *     draining this device (tls_draining): nothing to do;
+ * push (list_locked) needs a wake-up only when there is no runner:
+ *   - the pushing thread drains right after (eager submit) or is draining
+ *     this device (tls_draining): nothing to do;
  *   - runners > 0: signal sleeping waiters, if any;
- *   - a defer-mode submit: nothing until clFlush or a waiter (OpenCL only
- *     promises progress after clFlush or a blocking call);
- *   - otherwise the progress thread is woken (started at first need).
- * A runner that leaves with the list non-empty and no other runner wakes the
+ *   - otherwise the progress thread is armed (arm_progress_locked).
+ * A runner that leaves with the list non-empty and no other runner arms the
  * progress thread (leave_locked).
+ *
+ * The progress thread and the grace period.  States (d->progress_state):
+ * SLEEPING (indefinite wait), GRACE (timed wait), RUNNING.  Arming wakes it
+ * only from SLEEPING (one futex call) and puts it in GRACE: pushes during
+ * GRACE or RUNNING cost nothing, so a tight enqueue+wait loop pays at most
+ * one wake-up per grace period.  In GRACE the thread waits until grace_ns
+ * after it was armed and after the list last became non-empty; then it runs
+ * what is still listed (a waiter took it otherwise), or sleeps if nothing is.
+ * While a runner exists it sleeps: the runner runs the list or re-arms it.
  *
  * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
  * notify_event_finished, which libpocl calls after the finished command left
@@ -63,15 +72,20 @@
  *
  * Rejected: a dispatcher thread that runs everything (pthread's model; the
  * hand-off costs 5-19 us per command); running commands inside notify (PoCL
- * 3.1 deadlocks, see above); a progress thread that polls (a wake-up every
- * few tens of us steals a core from the team on a 2-core machine). */
+ * 3.1 deadlocks, see above); waking the progress thread at every push (a
+ * futex call plus two context switches on the other core per command); a
+ * progress thread that polls while idle (steals a core from the team on a
+ * 2-core machine); eager submit as the default (an enqueue that blocks until
+ * its kernel ends hangs programs whose kernels wait for the host). */
 #include "teams-pocl.h"
 
 #include "builtin_kernels.hh"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TP_SUBMITTED 1
 #define TP_FAILED 2
@@ -82,24 +96,35 @@
 static __thread tp_device *tls_draining;
 
 typedef enum push_how {
-  PUSH_SELF,     /* the pusher drains this device right after / is draining */
-  PUSH_DEFERRED, /* defer-mode submit: waits for a flush or a waiter */
-  PUSH_OTHER     /* from notify on a thread that is not draining us */
+  PUSH_SELF, /* the pusher drains this device right after (eager submit) */
+  PUSH_OTHER /* anyone else: lazy submit, notify */
 } push_how;
+
+enum { TP_PROGRESS_SLEEPING, TP_PROGRESS_GRACE, TP_PROGRESS_RUNNING };
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
 
 static void *progress_main (void *arg);
 
 /* Precondition: d->lock held.  Makes sure the progress thread will look at
- * the list. */
+ * the list within the grace period. */
 static void
-wake_progress_locked (tp_device *d)
+arm_progress_locked (tp_device *d)
 {
   if (d->shutdown)
     return;
   if (!d->progress_started)
     {
+      d->progress_state = TP_PROGRESS_GRACE;
+      d->armed_at = now_ns ();
       if (pthread_create (&d->progress, NULL, progress_main, d) != 0)
         {
           /* No thread: the commands still run when someone waits. */
@@ -110,8 +135,12 @@ wake_progress_locked (tp_device *d)
       d->progress_started = 1;
       return;
     }
-  if (d->progress_idle)
-    pthread_cond_signal (&d->progress_cond);
+  if (d->progress_state == TP_PROGRESS_SLEEPING)
+    {
+      d->progress_state = TP_PROGRESS_GRACE;
+      d->armed_at = now_ns ();
+      pthread_cond_signal (&d->progress_cond);
+    }
 }
 
 /* Precondition: d->lock held and the node's event locked (lock order event ->
@@ -123,7 +152,10 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
   if (d->ready_tail)
     d->ready_tail->next = node;
   else
-    d->ready_head = node;
+    {
+      d->ready_head = node;
+      d->list_since = now_ns ();
+    }
   d->ready_tail = node;
 
   if (how == PUSH_SELF || tls_draining == d)
@@ -134,12 +166,7 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
         pthread_cond_broadcast (&d->waiters_cond);
       return;
     }
-  if (how == PUSH_DEFERRED)
-    {
-      d->unflushed = 1;
-      return;
-    }
-  wake_progress_locked (d);
+  arm_progress_locked (d);
 }
 
 /* Precondition: d->lock held. */
@@ -163,7 +190,7 @@ leave_locked (tp_device *d)
 {
   d->runners--;
   if (d->ready_head != NULL && d->runners == 0)
-    wake_progress_locked (d);
+    arm_progress_locked (d);
 }
 
 /* Runs or fails one popped node.  No lock held (see the protocol).  The node
@@ -215,6 +242,8 @@ drain_locked (tp_device *d, run_by by)
   _cl_command_node *n;
   while ((n = pop_locked (d)) != NULL)
     {
+      if (d->ready_head != NULL)
+        d->list_since = now_ns (); /* the rest waits for this one */
       pthread_mutex_unlock (&d->lock);
       run_node (d, n, by);
       pthread_mutex_lock (&d->lock);
@@ -270,7 +299,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
     {
       node->ready |= TP_LISTED;
       pthread_mutex_lock (&d->lock);
-      list_locked (d, node, eager ? PUSH_SELF : PUSH_DEFERRED);
+      list_locked (d, node, eager ? PUSH_SELF : PUSH_OTHER);
       pthread_mutex_unlock (&d->lock);
     }
   POCL_UNLOCK_OBJ (ev);
@@ -304,18 +333,12 @@ tp_notify (cl_device_id device, cl_event event, cl_event finished)
   pthread_mutex_unlock (&d->lock);
 }
 
+/* clFlush: every listed command already reaches a runner or the progress
+ * thread within the grace period (clFinish calls flush first, so starting
+ * the progress thread at once would race the waiter: a hand-off). */
 void
 tp_flush (cl_device_id device, cl_command_queue cq)
 {
-  tp_device *d = device->data;
-  pthread_mutex_lock (&d->lock);
-  if (d->unflushed)
-    {
-      d->unflushed = 0;
-      if (d->ready_head != NULL && d->runners == 0)
-        wake_progress_locked (d);
-    }
-  pthread_mutex_unlock (&d->lock);
 }
 
 typedef int (*done_fn) (void *what);
@@ -399,6 +422,14 @@ tp_notify_event_finished (cl_event event)
 
 /* ---- the progress thread --------------------------------------------------------------- */
 
+static void
+timed_wait_until (tp_device *d, uint64_t deadline)
+{
+  struct timespec ts = { (time_t)(deadline / 1000000000u),
+                         (long)(deadline % 1000000000u) };
+  pthread_cond_timedwait (&d->progress_cond, &d->lock, &ts);
+}
+
 static void *
 progress_main (void *arg)
 {
@@ -406,16 +437,37 @@ progress_main (void *arg)
   pthread_mutex_lock (&d->lock);
   while (!d->shutdown)
     {
-      if (d->ready_head == NULL)
+      if (d->progress_state == TP_PROGRESS_SLEEPING || d->runners > 0)
         {
-          d->progress_idle = 1;
+          /* A runner (or nobody: empty list) owns the list; arming wakes
+           * us. */
+          d->progress_state = TP_PROGRESS_SLEEPING;
           pthread_cond_wait (&d->progress_cond, &d->lock);
-          d->progress_idle = 0;
           continue;
         }
+      uint64_t t = now_ns ();
+      uint64_t from = d->armed_at;
+      if (d->ready_head != NULL && d->list_since > from)
+        from = d->list_since;
+      if (t < from + d->set.grace_ns)
+        {
+          d->progress_state = TP_PROGRESS_GRACE;
+          timed_wait_until (d, from + d->set.grace_ns);
+          continue;
+        }
+      if (d->ready_head == NULL)
+        {
+          d->progress_state = TP_PROGRESS_SLEEPING;
+          continue;
+        }
+      d->progress_state = TP_PROGRESS_RUNNING;
       d->runners++;
       drain_locked (d, BY_PROGRESS);
       d->runners--;
+      /* Stay in GRACE for another period: pushes right after a burst find
+       * us awake. */
+      d->progress_state = TP_PROGRESS_GRACE;
+      d->armed_at = now_ns ();
     }
   pthread_mutex_unlock (&d->lock);
   return NULL;
@@ -427,7 +479,12 @@ tp_queue_init (tp_device *d)
   if (pthread_mutex_init (&d->lock, NULL) != 0)
     return -1;
   pthread_cond_init (&d->waiters_cond, NULL);
-  pthread_cond_init (&d->progress_cond, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init (&ca);
+  pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+  pthread_cond_init (&d->progress_cond, &ca);
+  pthread_condattr_destroy (&ca);
+  d->progress_state = TP_PROGRESS_SLEEPING;
   d->ready_head = d->ready_tail = NULL;
   atomic_init (&d->waiters, 0);
   atomic_init (&d->finish_gen, 0);

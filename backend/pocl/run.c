@@ -234,11 +234,11 @@ auto_grain (size_t m, size_t p)
   return g ? g : 1;
 }
 
-/* Runs the work-groups of L on the team. */
+/* Runs the work-groups of L on the team, on at most p participants (the
+ * device's compute units: fewer on a sub-device). */
 static void
-run_on_team (struct launch *L, const tp_settings *set)
+run_on_team (struct launch *L, const tp_settings *set, size_t p)
 {
-  size_t p = set->participants;
   if (set->schedule == TT_SCHED_STATIC)
     {
       /* m == p: chunk c on participant c. */
@@ -381,7 +381,12 @@ tp_run (void *data, _cl_command_node *cmd)
     .ftz = kernel->program->flush_denorms,
     .d = d,
   };
-  run_on_team (&L, &d->set);
+  size_t p = d->set.participants;
+  if (cmd->device->max_compute_units < p)
+    p = cmd->device->max_compute_units; /* a sub-device */
+  if (p == 0)
+    p = 1;
+  run_on_team (&L, &d->set, p);
 
   tp_atomic_add_relaxed_u64 (&d->n_ndrange, 1);
   tp_atomic_add_relaxed_u64 (&d->n_groups, m);

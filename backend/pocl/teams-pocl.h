@@ -53,20 +53,28 @@ tp_atomic_load_relaxed_u64 (_Atomic uint64_t *p)
 
 /* ---- settings (POCL_TEAMS<n>_PARAMETERS) ------------------------------------ */
 typedef enum tp_submit_mode {
-  /* submit runs a command that is ready at once, in the enqueuing thread:
-   * PoCL's synchronous path with the team under it, no hand-off. */
-  TP_SUBMIT_EAGER = 0,
-  /* submit only queues it; a thread that waits (clFinish, clWaitForEvents,
-   * blocking calls) runs it, or the progress thread after clFlush. */
-  TP_SUBMIT_DEFER = 1
+  /* submit only queues a ready command.  A thread that waits for it
+   * (clFinish, clWaitForEvents, blocking calls) runs it; a command nobody
+   * has come for after grace_ns goes to the progress thread.  Enqueue never
+   * blocks on the command (a kernel may even never end). */
+  TP_SUBMIT_LAZY = 0,
+  /* submit runs a ready command at once, in the enqueuing thread: PoCL's
+   * synchronous path (basic's) with the team under it.  Fastest; enqueue
+   * returns only when the command is done. */
+  TP_SUBMIT_EAGER = 1
 } tp_submit_mode;
 
 typedef struct tp_settings {
   size_t participants;     /* "cu=N": most participants per region (CUs) */
-  tp_submit_mode submit;   /* "submit=eager|defer" */
+  tp_submit_mode submit;   /* "submit=lazy|eager" */
   tt_schedule schedule;    /* "schedule=greedy|static|steal|auto" */
   size_t grain;            /* "grain=N": work-groups per chunk, 0 = auto */
+  uint64_t grace_ns;       /* "grace_us=N": lazy mode's wait for a waiter */
 } tp_settings;
+
+/* Default grace: long enough for the usual enqueue-then-wait to reach the
+ * wait (a few us), short against PoCL pthread's own hand-off (27-43 us). */
+#define TP_DEFAULT_GRACE_NS 50000
 
 /* Parses "key=value" pairs separated by ',' or ' ' into *s (which holds the
  * defaults on entry).  Returns 0, or -1 with a message in err[errlen]. */
@@ -82,14 +90,15 @@ typedef struct tp_device {
   /* Scheduler state, protected by lock (queue.c has the protocol). */
   pthread_mutex_t lock;
   pthread_cond_t waiters_cond;   /* threads blocked in join / wait_event */
-  pthread_cond_t progress_cond;  /* the progress thread, idle */
+  pthread_cond_t progress_cond;  /* the progress thread (CLOCK_MONOTONIC) */
   _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
   _cl_command_node *ready_tail;
   unsigned runners;              /* threads that will look at the list */
   unsigned sleeping;             /* runners asleep on waiters_cond */
-  int unflushed;                 /* defer mode: queued since last flush */
+  uint64_t list_since;           /* when the list last became non-empty */
+  uint64_t armed_at;             /* when the progress thread was last armed */
   int progress_started;
-  int progress_idle;
+  int progress_state;            /* TP_PROGRESS_* */
   int shutdown;
   pthread_t progress;
 
