@@ -7,29 +7,35 @@
  *
  *   team.owner   CAS 0 -> token by a thread that takes the team (the holder),
  *                store-release 0 by the holder when its region is over.  All
- *                region fields below are written only by the holder.
- *   team.gen     the holder's generation counter (holder-only, plain).
- *   region.{f,ctx,m,p,mode}  written by the holder before publishing; read by
- *                participants after they observe the publication.
- *   region.next  the greedy chunk counter: fetch_add by every participant.
- *   region.sync  one 64-bit word: [gen:30 | closed:1 | left:16 | active:16]
- *                (high to low).  The holder resets it (CAS loop, keeping
- *                `active`) when publishing and sets `closed`; workers
- *                fetch_add `active` to join a greedy/each region, fetch_sub it
- *                to leave, and fetch_add `left` after their static chunk.
- *   worker.go    one 32-bit futex word per worker, on its own cache line:
+ *                the fields below are written only by the holder, except
+ *                where a participant's RMW is named.
+ *   team.gen     the holder's generation counter (holder-only, plain), and
+ *   team.running_gen  its copy for idle workers (relaxed; same line as owner,
+ *                which the holder owns anyway after its CAS).
+ *   worker.{f,ctx,m,p,mode}  the region's descriptor, copied by the holder
+ *                into the line of each worker it hands the region to, so the
+ *                worker gets it with its go word: one line moves, not two.
+ *   worker.go    one 32-bit futex word per worker, in that line:
  *                [gen:30 | STATIC:1 | SLEEP:1].  The holder exchanges it to
  *                (gen|mode) to hand the worker a region; the worker CASes
  *                SLEEP in before it sleeps.
+ *   region.next  the greedy chunk counter: fetch_add by every participant.
+ *   region.sync  one 64-bit word: [gen:30 | closed:1 | left:16 | active:16]
+ *                (high to low).  The holder resets it (CAS loop, keeping
+ *                `active`) when publishing a greedy/each region and sets
+ *                `closed` at its end; workers fetch_add `active` to join a
+ *                greedy/each region, fetch_sub it to leave, and fetch_add
+ *                `left` after their static chunk.
  *
- * Publishing region g on p participants: write the descriptor, reset
- * region.sync to (g, open, left 0, active kept), then for each worker
- * w in 1..p-1 (only those: a region wakes no one it does not need)
+ * Publishing region g on p participants: for each worker w in 1..p-1 (only
+ * those: a region wakes no one it does not need) write the descriptor into
+ * w's line, then
  *     old = exchange(worker[w].go, g|mode)         (acq_rel)
  *     if (old & SLEEP) futex_wake(worker[w].go)
  * The exchange both hands over the region (its release half publishes the
  * descriptor) and tells whether the worker committed to sleeping, so a
- * system call is made only when someone sleeps.
+ * system call is made only when someone sleeps.  A greedy/each region first
+ * resets region.sync to (g, open, left 0, active kept).
  *
  * No lost wake-up: a worker sleeps only after CAS(go: seen -> seen|SLEEP)
  * succeeded, and then futex_wait(go, seen|SLEEP).  The holder's exchange and
@@ -39,12 +45,18 @@
  * if the exchange came first the CAS fails and the worker sees the region.
  *
  * Static regions (m == p): worker w runs chunk w and adds 1 to `left`; the
- * holder runs chunk 0 and waits for left == p-1.  A static region cannot end
- * without every worker it names, so such a worker reads a descriptor that is
- * still its own and needs no join.
+ * holder runs chunk 0 and waits until `left` has grown by p-1.  `left` runs
+ * free across static regions (the holder knows its value: only static
+ * workers add to it and only the holder resets it), so a static publication
+ * does not touch region.sync at all; the holder resets it only before it
+ * could overflow into `closed`.  A static region cannot end without every
+ * worker it names, so such a worker reads a descriptor that is still its own
+ * and needs no join.  Its generation need not be in region.sync: a stale
+ * joiner of an earlier greedy/each region finds that region closed.
  *
  * Greedy and each regions: a worker that might be late must not read a
- * descriptor that has been reused.  It joins with one fetch_add(active) and
+ * descriptor that has been reused (the holder rewrites a worker's line for
+ * every region that names the worker).  It joins with one fetch_add(active) and
  * keeps the join only if the word it replaced had its generation and was not
  * closed; otherwise it undoes the add (a stale join).  The holder closes the
  * region with fetch_or(closed) when no chunk is left (greedy) or when its own
@@ -58,7 +70,7 @@
  * Idle workers (seed 000): a worker spins on its own go word until a
  * deadline, then sleeps.  The deadline is set spin_ns after the worker's
  * last chunk or its wake-up.  While the region it ran a chunk of still runs
- * (region.sync still carries that generation and the team is held) it keeps
+ * (team.running_gen still carries that generation and the team is held) it keeps
  * pushing the deadline out, so a worker that is part of back-to-back loops
  * stays ready for the next one; a worker no running region uses is never
  * pushed, and sleeps after spin_ns however busy the team is.  A worker that
@@ -142,11 +154,19 @@ _Static_assert(TT_MAX_PARTICIPANTS < 0xffff, "sync counters are 16 bits");
 _Static_assert(sizeof(_Atomic uint32_t) == 4, "futex words are 32 bits");
 
 typedef struct worker {
-  /* Futex word: exchanged by the holder, CAS(SLEEP) by this worker. */
+  /* The hand-off line.  Futex word: exchanged by the holder, CAS(SLEEP) by
+   * this worker. */
   _Alignas(TT_CACHE_PAD) _Atomic uint32_t go;
   /* Sentinel mode: a wake-up of this worker left to the sentinel.  Set by
    * the holder, taken (exchange) by the sentinel or the holder. */
   _Atomic uint32_t wake_req;
+  /* The descriptor of the last region handed to this worker: written by the
+   * holder before its exchange of go, read by the worker after it sees go
+   * change (static) or after it joined (greedy/each). */
+  void (*f)(void *, size_t);
+  void *ctx;
+  size_t m, p;
+  tt__mode mode;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
   size_t id;
@@ -154,20 +174,16 @@ typedef struct worker {
 } worker;
 
 typedef struct region {
-  /* Descriptor and completion word share a line: a static worker reads the
-   * descriptor and then RMWs sync, so one line moves instead of two. */
-  _Alignas(TT_CACHE_PAD) void (*f)(void *, size_t);
-  void *ctx;
-  size_t m, p;
-  tt__mode mode;
-  _Atomic uint64_t sync;
+  _Alignas(TT_CACHE_PAD) _Atomic uint64_t sync;
   /* The greedy counter is contended by every participant: a line of its own. */
   _Alignas(TT_CACHE_PAD) _Atomic size_t next;
 } region;
 
 typedef struct team {
   _Alignas(TT_CACHE_PAD) _Atomic uintptr_t owner;
-  uint32_t gen; /* holder-only */
+  _Atomic uint32_t running_gen;
+  uint32_t gen;       /* holder-only */
+  unsigned left_base; /* holder-only: region.sync's `left` as last known */
   region r;
 
   /* Configuration and lifecycle: read-mostly. */
@@ -253,16 +269,15 @@ static int env_choice(const char *name, const char *const *choices, int dflt) {
 
 /* ---- workers ------------------------------------------------------------------- */
 
-static void run_static(size_t id) {
-  region *r = &T.r;
-  tls_self = (int)id;
+static void run_static(worker *w) {
+  tls_self = (int)w->id;
   tls_depth++;
   tls_parallel = true;
-  r->f(r->ctx, id);
+  w->f(w->ctx, w->id);
   tls_parallel = false;
   tls_depth--;
   tls_self = -1;
-  tt_atomic_fetch_add_release(&r->sync, SYNC_LEFT_ONE);
+  tt_atomic_fetch_add_release(&T.r.sync, SYNC_LEFT_ONE);
 }
 
 /* Join a greedy/each region of generation gen; false when it is over (or a
@@ -275,30 +290,28 @@ static bool join(uint32_t gen) {
   return false;
 }
 
-static void run_joined(size_t id) {
-  region *r = &T.r;
-  tls_self = (int)id;
+/* Precondition: joined the region now in w's line. */
+static void run_joined(worker *w) {
+  tls_self = (int)w->id;
   tls_depth++;
   tls_parallel = true;
-  if (r->mode == TT__MODE_EACH) {
-    if (id < r->p)
-      r->f(r->ctx, id);
+  if (w->mode == TT__MODE_EACH) {
+    w->f(w->ctx, w->id);
   } else {
-    size_t c;
-    while ((c = tt_atomic_fetch_add_relaxed(&r->next, 1)) < r->m)
-      r->f(r->ctx, c);
+    size_t c, m = w->m;
+    while ((c = tt_atomic_fetch_add_relaxed(&T.r.next, 1)) < m)
+      w->f(w->ctx, c);
   }
   tls_parallel = false;
   tls_depth--;
   tls_self = -1;
-  tt_atomic_fetch_sub_release(&r->sync, SYNC_ACTIVE_ONE);
+  tt_atomic_fetch_sub_release(&T.r.sync, SYNC_ACTIVE_ONE);
 }
 
 /* True while the region of generation gen has not ended. */
 static bool region_running(uint32_t gen) {
   return tt_atomic_load_relaxed(&T.owner) != 0 &&
-         SYNC_GEN(tt_atomic_load_acquire(&T.r.sync)) == gen &&
-         !(tt_atomic_load_relaxed(&T.r.sync) & SYNC_CLOSED);
+         tt_atomic_load_relaxed(&T.running_gen) == gen;
 }
 
 /* Wake every worker whose wake-up was left to the sentinel.  Called by the
@@ -363,10 +376,10 @@ static void *worker_main(void *arg) {
         break;
       uint32_t gen = go >> GO_GEN_SHIFT;
       if (go & GO_STATIC) {
-        run_static(w->id);
+        run_static(w);
         ran = true;
       } else if (join(gen)) {
-        run_joined(w->id);
+        run_joined(w);
         ran = true;
       }
       ran_gen = gen;
@@ -479,7 +492,9 @@ static int start_locked(void) {
   tt_atomic_store_relaxed(&T.stopping, 0);
   tt_atomic_store_relaxed(&T.sentinel_id, 0);
   tt_atomic_store_relaxed(&T.r.sync, 0);
+  tt_atomic_store_relaxed(&T.running_gen, 0);
   T.gen = 0;
+  T.left_base = 0;
   size_t made = 1;
   for (size_t i = 1; i < n; i++) {
     ws[i].id = i;
@@ -626,27 +641,46 @@ static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
     }                                                                          \
   } while (0)
 
+/* Reset region.sync: `left` to 0, and when open, the generation to gen and
+ * `closed` cleared; `active` is kept, for stale joiners may still undo their
+ * add.  Precondition: the caller holds the team. */
+static void sync_reset(bool open, uint32_t gen) {
+  uint64_t old = tt_atomic_load_relaxed(&T.r.sync), fresh;
+  do
+    fresh = open ? ((uint64_t)gen << SYNC_GEN_SHIFT) | SYNC_ACTIVE(old)
+                 : old & ~((uint64_t)0xffff << 16);
+  while (!tt_atomic_cas_weak_acq_rel(&T.r.sync, &old, fresh));
+}
+
 /* Precondition: the caller holds the team; 2 <= p <= T.size. */
 static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
                          size_t p, tt__mode mode) {
   region *r = &T.r;
   uint32_t gen = next_gen();
-  r->f = f;
-  r->ctx = ctx;
-  r->m = m;
-  r->p = p;
-  r->mode = mode;
-  tt_atomic_store_relaxed(&r->next, mode == TT__MODE_GREEDY ? 0 : m);
-  /* Reset sync, keeping `active`: stale joiners may still undo their add. */
-  uint64_t old = tt_atomic_load_relaxed(&r->sync), fresh;
-  do
-    fresh = ((uint64_t)gen << SYNC_GEN_SHIFT) | SYNC_ACTIVE(old);
-  while (!tt_atomic_cas_weak_acq_rel(&r->sync, &old, fresh));
+  tt_atomic_store_relaxed(&T.running_gen, gen);
+  unsigned left_target = 0;
+  if (mode == TT__MODE_STATIC) {
+    if (T.left_base + (p - 1) > 0xffffu) {
+      sync_reset(false, 0); /* `left` would carry into `closed` */
+      T.left_base = 0;
+    }
+    left_target = T.left_base += (unsigned)(p - 1);
+  } else {
+    tt_atomic_store_relaxed(&r->next, 0);
+    sync_reset(true, gen);
+    T.left_base = 0;
+  }
 
   uint32_t go = (gen << GO_GEN_SHIFT) | (mode == TT__MODE_STATIC ? GO_STATIC : 0);
   size_t asleep = 0;
   for (size_t i = 1; i < p; i++) {
-    uint32_t prev = tt_atomic_exchange_acq_rel(&T.workers[i].go, go);
+    worker *w = &T.workers[i];
+    w->f = f;
+    w->ctx = ctx;
+    w->m = m;
+    w->p = p;
+    w->mode = mode;
+    uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
     if (T.sentinel) {
@@ -677,7 +711,7 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
   tls_self = -1;
 
   if (mode == TT__MODE_STATIC) {
-    WAIT_UNTIL(SYNC_LEFT(tt_atomic_load_acquire(&r->sync)) == p - 1);
+    WAIT_UNTIL(SYNC_LEFT(tt_atomic_load_acquire(&r->sync)) == left_target);
   } else {
     uint64_t w = tt_atomic_fetch_or_acq_rel(&r->sync, SYNC_CLOSED);
     if (SYNC_ACTIVE(w) != 0)
