@@ -263,10 +263,37 @@ drain (tp_device *d, run_by by)
 
 /* ---- ops ------------------------------------------------------------------------------ */
 
+/* The init check (driver.c) read the device struct; the first command
+ * checks the command, event and queue structs the same way: fields libpocl
+ * wrote must point at each other.  A mismatch here means a layout we do not
+ * share, and nothing we could do next would be safe. */
+static _Atomic int commands_checked;
+
+static void
+check_command_abi (_cl_command_node *node, cl_command_queue cq)
+{
+  cl_event ev = node->sync.event.event;
+  if (ev == NULL || ev->command != node || ev->queue != cq
+      || cq->device == NULL || cq->device->ops != node->device->ops
+      || ev->status != CL_QUEUED)
+    {
+      fprintf (stderr,
+               "teams: PoCL ABI self-check failed on the first command "
+               "(command/event/queue layout): rebuild the teams driver "
+               "(backend/pocl) against the pocl-source package of the "
+               "installed libpocl2 version (built against %s)\n",
+               TEAMS_POCL_PACKAGE_VERSION);
+      abort ();
+    }
+  atomic_store_explicit (&commands_checked, 1, memory_order_relaxed);
+}
+
 /* Entered with the event locked (libpocl's submit contract); unlocks it. */
 void
 tp_submit (_cl_command_node *node, cl_command_queue cq)
 {
+  if (!atomic_load_explicit (&commands_checked, memory_order_relaxed))
+    check_command_abi (node, cq);
   tp_device *d = node->device->data;
   cl_event ev = node->sync.event.event;
 

@@ -248,17 +248,23 @@ run_on_team (struct launch *L, const tp_settings *set, size_t p)
       tt_foreach_chunk (chunk_fn, L, (L->m + L->grain - 1) / L->grain, p);
       return;
     }
-  L->grain = set->grain ? set->grain : auto_grain (L->m, p);
   if (set->schedule == TT_SCHED_STEAL || set->schedule == TT_SCHED_AUTO)
     {
-      /* The steal/auto plug: the range schedules of the team runtime pick
-       * blocks per participant and let thieves rebalance uneven groups.
+      /* The steal/auto plug: the team runtime's range schedules split the
+       * groups into blocks per participant and let thieves rebalance uneven
+       * groups (auto: static for short launches, steal for long ones,
+       * learned per length; it coarsens single-group grains itself, so it
+       * gets grain 1; steal gets ~64 units per participant, like greedy).
        * They reject bad arguments before running anything, so an error
-       * here leaves nothing half done and the greedy path below runs it. */
+       * leaves nothing half done and the greedy path below runs it. */
+      L->grain = set->grain                         ? set->grain
+                 : set->schedule == TT_SCHED_AUTO ? 1
+                                                  : auto_grain (L->m, p);
       if (tt_foreach_range (range_fn, L, L->m, L->grain, p, set->schedule)
           == 0)
         return;
     }
+  L->grain = set->grain ? set->grain : auto_grain (L->m, p);
   tt_foreach_chunk (chunk_fn, L, (L->m + L->grain - 1) / L->grain, p);
 }
 
