@@ -54,9 +54,12 @@
  * only from SLEEPING (one futex call) and puts it in GRACE: pushes during
  * GRACE or RUNNING cost nothing, so a tight enqueue+wait loop pays at most
  * one wake-up per grace period.  In GRACE the thread waits until grace_ns
- * after it was armed and after the list last became non-empty; then it runs
- * what is still listed (a waiter took it otherwise), or sleeps if nothing is.
- * While a runner exists it sleeps: the runner runs the list or re-arms it.
+ * after it was armed and after the last push -- a burst of enqueues is one
+ * unit, so 1000 enqueues and a clFinish run on the finishing thread -- but
+ * no longer than TP_BURST_GRACES grace periods after the oldest listed
+ * command; then it runs what is still listed (a waiter took it otherwise),
+ * or sleeps if nothing is.  While a runner exists it sleeps: the runner
+ * runs the list or re-arms it.
  *
  * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
  * notify_event_finished, which libpocl calls after the finished command left
@@ -149,14 +152,16 @@ static void
 list_locked (tp_device *d, _cl_command_node *node, push_how how)
 {
   node->next = NULL;
+  uint64_t t = now_ns ();
   if (d->ready_tail)
     d->ready_tail->next = node;
   else
     {
       d->ready_head = node;
-      d->list_since = now_ns ();
+      d->list_since = t;
     }
   d->ready_tail = node;
+  d->last_push = t;
 
   if (how == PUSH_SELF || tls_draining == d)
     return;
@@ -472,14 +477,22 @@ progress_main (void *arg)
           pthread_cond_wait (&d->progress_cond, &d->lock);
           continue;
         }
-      uint64_t t = now_ns ();
-      uint64_t from = d->armed_at;
-      if (d->ready_head != NULL && d->list_since > from)
-        from = d->list_since;
-      if (t < from + d->set.grace_ns)
+      /* Due: grace after arming and after the last push, capped at
+       * TP_BURST_GRACES graces after the oldest listed command. */
+      uint64_t t = now_ns (), g = d->set.grace_ns;
+      uint64_t due = d->armed_at + g;
+      if (d->ready_head != NULL)
+        {
+          uint64_t quiet = d->last_push + g;
+          uint64_t cap = d->list_since + (uint64_t)TP_BURST_GRACES * g;
+          uint64_t list_due = quiet < cap ? quiet : cap;
+          if (list_due > due)
+            due = list_due;
+        }
+      if (t < due)
         {
           d->progress_state = TP_PROGRESS_GRACE;
-          timed_wait_until (d, from + d->set.grace_ns);
+          timed_wait_until (d, due);
           continue;
         }
       if (d->ready_head == NULL)

@@ -75,6 +75,10 @@ typedef struct tp_settings {
 /* Default grace: long enough for the usual enqueue-then-wait to reach the
  * wait (a few us), short against PoCL pthread's own hand-off (27-43 us). */
 #define TP_DEFAULT_GRACE_NS 50000
+/* A burst of enqueues keeps the progress thread off for at most this many
+ * grace periods: a program that enqueues without ever waiting still sees
+ * its oldest command start within about 20 * grace. */
+#define TP_BURST_GRACES 20
 
 /* Parses "key=value" pairs separated by ',' or ' ' into *s (which holds the
  * defaults on entry).  Returns 0, or -1 with a message in err[errlen]. */
@@ -96,6 +100,7 @@ typedef struct tp_device {
   unsigned runners;              /* threads that will look at the list */
   unsigned sleeping;             /* runners asleep on waiters_cond */
   uint64_t list_since;           /* when the list last became non-empty */
+  uint64_t last_push;            /* when a command was last listed */
   uint64_t armed_at;             /* when the progress thread was last armed */
   int progress_started;
   int progress_state;            /* TP_PROGRESS_* */
