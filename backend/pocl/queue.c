@@ -290,14 +290,15 @@ check_command_abi (_cl_command_node *node, cl_command_queue cq)
                TEAMS_POCL_PACKAGE_VERSION);
       abort ();
     }
-  atomic_store_explicit (&commands_checked, 1, memory_order_relaxed);
+  /* Relaxed: a flag that only saves repeating an idempotent check. */
+  tp_atomic_store_relaxed_int (&commands_checked, 1);
 }
 
 /* Entered with the event locked (libpocl's submit contract); unlocks it. */
 void
 tp_submit (_cl_command_node *node, cl_command_queue cq)
 {
-  if (!atomic_load_explicit (&commands_checked, memory_order_relaxed))
+  if (!tp_atomic_load_relaxed_int (&commands_checked))
     check_command_abi (node, cq);
   tp_device *d = node->device->data;
   cl_event ev = node->sync.event.event;

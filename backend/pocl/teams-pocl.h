@@ -40,6 +40,16 @@ tp_atomic_sub_seq_cst_u (_Atomic unsigned *p, unsigned v)
 {
   atomic_fetch_sub_explicit (p, v, memory_order_seq_cst);
 }
+static inline int
+tp_atomic_load_relaxed_int (_Atomic int *p)
+{
+  return atomic_load_explicit (p, memory_order_relaxed);
+}
+static inline void
+tp_atomic_store_relaxed_int (_Atomic int *p, int v)
+{
+  atomic_store_explicit (p, v, memory_order_relaxed);
+}
 static inline uint64_t
 tp_atomic_add_relaxed_u64 (_Atomic uint64_t *p, uint64_t v)
 {
