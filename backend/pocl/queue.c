@@ -63,15 +63,18 @@
  *
  * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
  * notify_event_finished, which libpocl calls after the finished command left
- * its queue's count and after dependents were notified.  A waiter
- * increments `waiters` (seq_cst) before it reads finish_gen, reads finish_gen
- * before it checks its condition (cq->command_count or ev->status, under
- * their own locks), and sleeps only if, under d->lock, the list is empty and
- * finish_gen is unchanged.  The finisher bumps finish_gen before it reads
- * `waiters`; if it sees a waiter it broadcasts under d->lock.  In the seq_cst
- * order either the waiter sees the new finish_gen or the finisher sees the
- * waiter, and the broadcast cannot fall between the waiter's check and its
- * sleep because both hold d->lock there.
+ * its queue's count and after dependents were notified.  A waiter reads
+ * finish_gen before it checks its condition (cq->command_count or
+ * ev->status, under their own locks); then, under d->lock, if the list is
+ * empty and finish_gen unchanged, it increments `sleeping` (seq_cst), reads
+ * finish_gen once more, and sleeps only if it is still unchanged.  The
+ * finisher bumps finish_gen before it reads `sleeping`, and broadcasts under
+ * d->lock when it sees a sleeper.  In the seq_cst order either the waiter's
+ * second read sees the new finish_gen or the finisher sees the sleeper, and
+ * the broadcast cannot fall between that read and the sleep because the
+ * waiter holds d->lock there.  A finisher pays one atomic increment and one
+ * load when nobody sleeps -- a waiter that is busy running the queue
+ * itself is not woken for every command it finishes.
  *
  * Rejected: a dispatcher thread that runs everything (pthread's model; the
  * hand-off costs 5-19 us per command); running commands inside notify (PoCL
@@ -167,7 +170,7 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
     return;
   if (d->runners > 0)
     {
-      if (d->sleeping > 0)
+      if (tp_atomic_load_seq_cst_u (&d->sleeping) > 0)
         pthread_cond_broadcast (&d->waiters_cond);
       return;
     }
@@ -247,8 +250,6 @@ drain_locked (tp_device *d, run_by by)
   _cl_command_node *n;
   while ((n = pop_locked (d)) != NULL)
     {
-      if (d->ready_head != NULL)
-        d->list_since = now_ns (); /* the rest waits for this one */
       pthread_mutex_unlock (&d->lock);
       run_node (d, n, by);
       pthread_mutex_lock (&d->lock);
@@ -403,7 +404,6 @@ wait_until (tp_device *d, done_fn done, void *what)
 {
   pthread_mutex_lock (&d->lock);
   d->runners++;
-  tp_atomic_add_seq_cst_u (&d->waiters, 1);
   for (;;)
     {
       drain_locked (d, BY_WAITER);
@@ -416,12 +416,12 @@ wait_until (tp_device *d, done_fn done, void *what)
       if (d->ready_head == NULL
           && tp_atomic_load_seq_cst_u (&d->finish_gen) == gen)
         {
-          d->sleeping++;
-          pthread_cond_wait (&d->waiters_cond, &d->lock);
-          d->sleeping--;
+          tp_atomic_add_seq_cst_u (&d->sleeping, 1);
+          if (tp_atomic_load_seq_cst_u (&d->finish_gen) == gen)
+            pthread_cond_wait (&d->waiters_cond, &d->lock);
+          tp_atomic_sub_seq_cst_u (&d->sleeping, 1);
         }
     }
-  tp_atomic_sub_seq_cst_u (&d->waiters, 1);
   leave_locked (d);
   pthread_mutex_unlock (&d->lock);
 }
@@ -445,7 +445,7 @@ tp_notify_event_finished (cl_event event)
 {
   tp_device *d = event->queue->device->data;
   tp_atomic_add_seq_cst_u (&d->finish_gen, 1);
-  if (tp_atomic_load_seq_cst_u (&d->waiters) > 0)
+  if (tp_atomic_load_seq_cst_u (&d->sleeping) > 0)
     {
       pthread_mutex_lock (&d->lock);
       pthread_cond_broadcast (&d->waiters_cond);
@@ -527,7 +527,7 @@ tp_queue_init (tp_device *d)
   pthread_condattr_destroy (&ca);
   d->progress_state = TP_PROGRESS_SLEEPING;
   d->ready_head = d->ready_tail = NULL;
-  atomic_init (&d->waiters, 0);
+  atomic_init (&d->sleeping, 0);
   atomic_init (&d->finish_gen, 0);
   return 0;
 }

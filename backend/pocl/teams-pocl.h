@@ -108,7 +108,6 @@ typedef struct tp_device {
   _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
   _cl_command_node *ready_tail;
   unsigned runners;              /* threads that will look at the list */
-  unsigned sleeping;             /* runners asleep on waiters_cond */
   uint64_t list_since;           /* when the list last became non-empty */
   uint64_t last_push;            /* when a command was last listed */
   uint64_t armed_at;             /* when the progress thread was last armed */
@@ -117,8 +116,9 @@ typedef struct tp_device {
   int shutdown;
   pthread_t progress;
 
-  /* Written without the lock (see the protocol in queue.c). */
-  _Atomic unsigned waiters;      /* threads inside a wait (join/wait_event) */
+  /* Read without the lock (see the protocol in queue.c). */
+  _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
+                                    waiters_cond; written under lock */
   _Atomic unsigned finish_gen;   /* bumped after every finished command */
 
   /* Counters for tests and benchmarks (relaxed; approximate under races). */
