@@ -47,6 +47,14 @@ foreach(src ${TT_POCL_TEST_SOURCES})
     LABELS "pocl" TIMEOUT 600)
 endforeach()
 
+# The kernel set under every work-group schedule of the driver (the default
+# greedy one is test-pocl itself).
+foreach(sched static steal auto)
+  add_test(NAME test-pocl@${sched} COMMAND test-pocl --jobs 1)
+  set_tests_properties(test-pocl@${sched} PROPERTIES LABELS "pocl" TIMEOUT 600
+    ENVIRONMENT "${TT_POCL_ENV_TEAMS};POCL_TEAMS0_PARAMETERS=schedule=${sched}")
+endforeach()
+
 # clinfo through the wrapper: the device is listed under its name.
 find_program(TT_CLINFO clinfo)
 if(TT_CLINFO AND TT_SANITIZE STREQUAL "")
