@@ -1,0 +1,387 @@
+/* Stress test of the team.  This is not a benchmark: nothing here is timed
+ * or compared, the clock only bounds how long each case runs.
+ *
+ * HOSTS host threads launch regions with random m and p (static m == p,
+ * greedy m > p, m < p, m == 0) from fixed seeds, and chunks launch inner
+ * regions of their own (which run serially: nesting) up to MAX_DEPTH levels.
+ * Every launch counts the runs of each of its chunks (an atomic counter per
+ * chunk) and checks, when tt_foreach_chunk returns, that each ran exactly
+ * once, that the plain stamp each chunk wrote is visible to the caller (so
+ * ThreadSanitizer checks the hand-off), and that the participants are
+ * consistent: nested and serial regions run on participant 0, a parallel
+ * static region runs chunk c on participant c, no chunk runs on a
+ * participant the region does not have.  The cases differ in the team's
+ * configuration (read at team start: each case shuts the team down, sets the
+ * environment and restarts it, and Criterion runs each case in a process of
+ * its own): the defaults, TEAMS_BUSY=wait, a team larger than the machine
+ * (TEAMS_NUM_THREADS=8), workers that sleep as soon as they idle
+ * (TEAMS_SPIN_US=0: a wake-up for nearly every region; also with two host
+ * threads, which leave the team free more often), the sentinel
+ * (TEAMS_IDLE=sentinel), and tt_foreach_range under every schedule. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "teams/team.h"
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define STRESS_MS 1000 /* sanitizers slow every launch down: fewer of them */
+#else
+#define STRESS_MS 2500
+#endif
+#define HOSTS 8
+#define MAX_M 40     /* chunks of one launch */
+#define MAX_DEPTH 2  /* levels of launches inside chunks */
+#define SEED 0x5eed0f7ea45ull
+
+/* ---- failures, from any thread ---------------------------------------------- */
+
+static _Atomic unsigned long failures;
+static pthread_mutex_t failure_mu = PTHREAD_MUTEX_INITIALIZER;
+static char first_failure[512];
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...) {
+  if (atomic_fetch_add(&failures, 1) != 0)
+    return;
+  pthread_mutex_lock(&failure_mu);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(first_failure, sizeof first_failure, fmt, ap);
+  va_end(ap);
+  pthread_mutex_unlock(&failure_mu);
+}
+
+static void expect_no_failure(void) {
+  pthread_mutex_lock(&failure_mu);
+  cr_assert_eq(atomic_load(&failures), 0, "%lu failures, the first: %s",
+               atomic_load(&failures), first_failure);
+  pthread_mutex_unlock(&failure_mu);
+}
+
+static uint64_t mix(uint64_t x) { /* splitmix64 */
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- one launch and its checks ---------------------------------------------- */
+
+typedef struct stats {
+  unsigned long launches, chunks, nested, parallel;
+} stats;
+
+typedef struct launch {
+  uint64_t seed;
+  size_t m, p, size;
+  int depth;
+  stats *st;
+  _Atomic unsigned runs[MAX_M];
+  int part[MAX_M];       /* plain: written by the chunk, read by the caller */
+  uint64_t stamp[MAX_M]; /* plain, ditto */
+} launch;
+
+static void run_one(uint64_t seed, int depth, size_t size, stats *st);
+
+static void chunk(void *ctx, size_t c) {
+  launch *L = ctx;
+  if (c >= L->m) {
+    fail("chunk %zu of a launch of %zu chunks", c, L->m);
+    return;
+  }
+  atomic_fetch_add_explicit(&L->runs[c], 1, memory_order_relaxed);
+  L->part[c] = tt_participant();
+  L->stamp[c] = L->seed ^ c;
+  uint64_t r = mix(L->seed + c);
+  /* Uneven chunks, so participants interleave differently every time. */
+  for (volatile unsigned i = 0; i < (unsigned)(r & 1023); i++)
+    ;
+  if (L->depth < MAX_DEPTH && (r >> 10) % 8 == 0)
+    run_one(r >> 12, L->depth + 1, L->size, L->st);
+}
+
+/* Launch one region with parameters drawn from seed and check it. */
+static void run_one(uint64_t seed, int depth, size_t size, stats *st) {
+  launch L;
+  uint64_t r = mix(seed);
+  size_t m, p;
+  switch (r % 8) {
+  case 0: case 1: case 2: /* static: m == p, up to past the team's size */
+    p = m = 1 + (r >> 8) % (size + 2);
+    break;
+  case 3: case 4: case 5: /* greedy: m > p */
+    p = 1 + (r >> 8) % (size + 1);
+    m = p + 1 + (r >> 16) % (MAX_M - p - 1);
+    break;
+  case 6: /* m < p: p is lowered to m */
+    m = 1 + (r >> 8) % size;
+    p = m + 1 + (r >> 16) % 3;
+    break;
+  default: /* nothing to run */
+    m = 0;
+    p = 1 + (r >> 8) % (size + 1);
+    break;
+  }
+  if (m > MAX_M)
+    m = p = MAX_M;
+  L.seed = r;
+  L.m = m;
+  L.p = p;
+  L.size = size;
+  L.depth = depth;
+  L.st = st;
+  for (size_t c = 0; c < MAX_M; c++) {
+    atomic_init(&L.runs[c], 0);
+    L.part[c] = -2;
+    L.stamp[c] = 0;
+  }
+
+  int rc = tt_foreach_chunk(chunk, &L, m, p);
+
+  if (rc != 0)
+    fail("tt_foreach_chunk(m %zu, p %zu) returned %d", m, p, rc);
+  st->launches++;
+  st->nested += depth > 0;
+  bool all_own = m >= 2, all_zero = true;
+  size_t parts = p < size ? p : size;
+  for (size_t c = 0; c < MAX_M; c++) {
+    unsigned runs = atomic_load_explicit(&L.runs[c], memory_order_relaxed);
+    if (c >= m) {
+      if (runs != 0)
+        fail("chunk %zu of %zu ran %u times", c, m, runs);
+      continue;
+    }
+    if (runs != 1) {
+      fail("depth %d, m %zu, p %zu: chunk %zu ran %u times", depth, m, p, c,
+           runs);
+      continue;
+    }
+    if (L.stamp[c] != (L.seed ^ c))
+      fail("chunk %zu: its stamp is not visible to the caller", c);
+    int who = L.part[c];
+    if (who < 0 || (size_t)who >= parts)
+      fail("m %zu, p %zu, team %zu: chunk %zu ran on participant %d", m, p,
+           size, c, who);
+    all_own &= who == (int)c;
+    all_zero &= who == 0;
+  }
+  st->chunks += m;
+  if (m == 0)
+    return;
+  if ((depth > 0 || p == 1 || m == 1) && !all_zero)
+    fail("a serial region (depth %d, m %zu, p %zu) ran off the caller", depth,
+         m, p);
+  if (m == p && p <= size && !all_own && !all_zero)
+    fail("static region of %zu: chunks neither on their own participants nor "
+         "all on the caller", m);
+  st->parallel += !all_zero;
+}
+
+/* ---- host threads ---------------------------------------------------------------- */
+
+typedef struct host {
+  pthread_t thread;
+  unsigned id;
+  size_t size;
+  uint64_t deadline_ms;
+  void (*body)(struct host *, uint64_t seed);
+  stats st;
+} host;
+
+static void chunk_body(host *h, uint64_t seed) {
+  run_one(seed, 0, h->size, &h->st);
+}
+
+static void *host_main(void *arg) {
+  host *h = arg;
+  uint64_t seed = SEED * (h->id + 1);
+  /* Check the clock every few launches: it bounds the run, nothing more. */
+  do
+    for (int i = 0; i < 16; i++)
+      h->body(h, seed++);
+  while (now_ms() < h->deadline_ms);
+  return NULL;
+}
+
+static stats run_hosts(void (*body)(host *, uint64_t), unsigned nhosts,
+                       const char *what) {
+  size_t size = tt_team_size();
+  host hs[HOSTS];
+  uint64_t deadline = now_ms() + STRESS_MS;
+  cr_assert_leq(nhosts, HOSTS);
+  for (unsigned i = 0; i < nhosts; i++) {
+    hs[i] = (host){.id = i, .size = size, .deadline_ms = deadline, .body = body};
+    cr_assert_eq(pthread_create(&hs[i].thread, NULL, host_main, &hs[i]), 0);
+  }
+  stats total = {0};
+  for (unsigned i = 0; i < nhosts; i++) {
+    pthread_join(hs[i].thread, NULL);
+    total.launches += hs[i].st.launches;
+    total.chunks += hs[i].st.chunks;
+    total.nested += hs[i].st.nested;
+    total.parallel += hs[i].st.parallel;
+  }
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_log_info("%s, %u hosts: team %zu (busy %s, idle %s, spin %.0f us): %lu launches "
+              "(%lu nested, %lu parallel), %lu chunks, %lu failures",
+              what, nhosts, info.size, info.busy_wait ? "wait" : "serial",
+              info.sentinel ? "sentinel" : "sleep", info.spin_us,
+              total.launches, total.nested, total.parallel, total.chunks,
+              atomic_load(&failures));
+  expect_no_failure();
+  cr_assert_gt(total.launches, 0);
+  cr_assert_gt(total.nested, 0, "no chunk launched an inner region");
+  /* With the team free between launches some launch must get it; otherwise
+   * the team never ran a region and nothing above was tested. */
+  cr_assert_gt(total.parallel, 0, "no launch ran on the team");
+  return total;
+}
+
+/* Restart the team with one variable of the environment set. */
+static void restart_with(const char *name, const char *value) {
+  cr_assert_eq(tt_team_shutdown(), 0);
+  cr_assert_eq(setenv(name, value, 1), 0);
+  cr_assert_eq(tt_team_start(), 0);
+}
+
+/* ---- cases ------------------------------------------------------------------------- */
+
+Test(stress, default_configuration, .timeout = 300) {
+  cr_assert_eq(tt_team_start(), 0);
+  run_hosts(chunk_body, HOSTS, "default");
+}
+
+Test(stress, busy_wait, .timeout = 300) {
+  restart_with("TEAMS_BUSY", "wait");
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_assert_eq(info.busy_wait, 1);
+  run_hosts(chunk_body, HOSTS, "busy wait");
+}
+
+Test(stress, team_larger_than_the_machine, .timeout = 300) {
+  restart_with("TEAMS_NUM_THREADS", "8");
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_assert_eq(info.requested, 8);
+  cr_assert_eq(info.size, 8, "degraded: %s", info.degraded ? info.degraded : "-");
+  run_hosts(chunk_body, HOSTS, "8 participants");
+}
+
+Test(stress, larger_team_busy_wait, .timeout = 300) {
+  cr_assert_eq(setenv("TEAMS_NUM_THREADS", "8", 1), 0);
+  restart_with("TEAMS_BUSY", "wait");
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_assert_eq(info.size, 8);
+  cr_assert_eq(info.busy_wait, 1);
+  run_hosts(chunk_body, HOSTS, "8 participants, busy wait");
+}
+
+Test(stress, workers_sleep_at_once, .timeout = 300) {
+  cr_assert_eq(setenv("TEAMS_NUM_THREADS", "4", 1), 0);
+  restart_with("TEAMS_SPIN_US", "0");
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_assert_eq(info.spin_us, 0.0);
+  run_hosts(chunk_body, HOSTS, "spin 0");
+}
+
+/* Two host threads leave the team free more often: many more regions reach
+ * workers that have just gone to sleep. */
+Test(stress, two_hosts_workers_sleep_at_once, .timeout = 300) {
+  cr_assert_eq(setenv("TEAMS_NUM_THREADS", "3", 1), 0);
+  restart_with("TEAMS_SPIN_US", "0");
+  run_hosts(chunk_body, 2, "spin 0");
+}
+
+Test(stress, sentinel, .timeout = 300) {
+  cr_assert_eq(setenv("TEAMS_NUM_THREADS", "4", 1), 0);
+  cr_assert_eq(setenv("TEAMS_SPIN_US", "0", 1), 0);
+  restart_with("TEAMS_IDLE", "sentinel");
+  tt_team_info info;
+  cr_assert_eq(tt_team_get_info(&info), 0);
+  cr_assert_eq(info.sentinel, 1);
+  run_hosts(chunk_body, HOSTS, "sentinel, spin 0");
+}
+
+/* ---- tt_foreach_range under every schedule ------------------------------------ */
+
+#define MAX_N 600
+
+typedef struct range_launch {
+  size_t n, grain;
+  _Atomic unsigned runs[MAX_N];
+  _Atomic unsigned bad_cuts;
+} range_launch;
+
+static void range_body_fn(void *ctx, size_t begin, size_t end) {
+  range_launch *R = ctx;
+  /* Subranges are multiples of grain except possibly the last. */
+  if (begin >= end || end > R->n ||
+      ((end - begin) % R->grain != 0 && end != R->n))
+    atomic_fetch_add(&R->bad_cuts, 1);
+  for (size_t i = begin; i < end && i < R->n; i++)
+    atomic_fetch_add_explicit(&R->runs[i], 1, memory_order_relaxed);
+}
+
+static void range_body(host *h, uint64_t seed) {
+  static const tt_schedule sched[] = {TT_SCHED_STATIC, TT_SCHED_GREEDY,
+                                      TT_SCHED_STEAL, TT_SCHED_AUTO};
+  uint64_t r = mix(seed);
+  range_launch *R = malloc(sizeof *R);
+  if (!R) {
+    fail("out of memory");
+    return;
+  }
+  R->n = (r >> 8) % MAX_N; /* 0 included */
+  R->grain = 1 + (r >> 20) % 17;
+  size_t p = 1 + (r >> 30) % (h->size + 1);
+  tt_schedule s = sched[r % 4];
+  for (size_t i = 0; i < MAX_N; i++)
+    atomic_init(&R->runs[i], 0);
+  atomic_init(&R->bad_cuts, 0);
+  int rc = tt_foreach_range(range_body_fn, R, R->n, R->grain, p, s);
+  if (rc != 0)
+    fail("tt_foreach_range(n %zu, grain %zu, p %zu, schedule %d) returned %d",
+         R->n, R->grain, p, (int)s, rc);
+  if (atomic_load(&R->bad_cuts))
+    fail("tt_foreach_range(n %zu, grain %zu, schedule %d): %u subranges not "
+         "cut at multiples of the grain", R->n, R->grain, (int)s,
+         atomic_load(&R->bad_cuts));
+  for (size_t i = 0; i < MAX_N; i++) {
+    unsigned runs = atomic_load(&R->runs[i]);
+    if (runs != (i < R->n)) {
+      fail("tt_foreach_range(n %zu, grain %zu, p %zu, schedule %d): index "
+           "%zu ran %u times", R->n, R->grain, p, (int)s, i, runs);
+      break;
+    }
+  }
+  h->st.launches++;
+  h->st.chunks += R->n;
+  free(R);
+  /* Interleave chunk launches with nesting, so both paths share the team. */
+  run_one(seed ^ 0xabcdefull, 0, h->size, &h->st);
+}
+
+Test(stress, ranges_every_schedule, .timeout = 300) {
+  cr_assert_eq(tt_team_start(), 0);
+  run_hosts(range_body, HOSTS, "ranges");
+}
