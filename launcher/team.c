@@ -19,7 +19,8 @@
  *                [gen:30 | STATIC:1 | SLEEP:1].  The holder exchanges it to
  *                (gen|mode) to hand the worker a region; the worker CASes
  *                SLEEP in before it sleeps.
- *   region.next  the greedy chunk counter: fetch_add by every participant.
+ *   region.next  the greedy chunk counter: fetch_add by every participant,
+ *                of a batch that shrinks as it drains (run_greedy).
  *   region.sync  one 64-bit word: [gen:30 | closed:1 | left:16 | active:16]
  *                (high to low).  The holder resets it (CAS loop, keeping
  *                `active`) when publishing a greedy/each region and sets
@@ -290,6 +291,28 @@ static bool join(uint32_t gen) {
   return false;
 }
 
+/* Run chunks of a greedy region from region.next until none is left.
+ * Each participant takes a batch per RMW: a share of what its last claim
+ * left, (m - seen) / (2 p), at least one chunk (guided self-scheduling on
+ * the one counter).  Batches shrink to single chunks as the range drains, so
+ * the last chunks still balance one by one; a claim past m is clamped. */
+static void run_greedy(void (*f)(void *, size_t), void *ctx, size_t m,
+                       size_t p) {
+  size_t seen = 0, div = 2 * p;
+  for (;;) {
+    size_t k = seen < m ? (m - seen) / div : 0;
+    if (k == 0)
+      k = 1;
+    size_t b = tt_atomic_fetch_add_relaxed(&T.r.next, k);
+    if (b >= m)
+      return;
+    size_t e = b + k < m ? b + k : m;
+    for (size_t c = b; c < e; c++)
+      f(ctx, c);
+    seen = e;
+  }
+}
+
 /* Precondition: joined the region now in w's line. */
 static void run_joined(worker *w) {
   tls_self = (int)w->id;
@@ -298,9 +321,7 @@ static void run_joined(worker *w) {
   if (w->mode == TT__MODE_EACH) {
     w->f(w->ctx, w->id);
   } else {
-    size_t c, m = w->m;
-    while ((c = tt_atomic_fetch_add_relaxed(&T.r.next, 1)) < m)
-      w->f(w->ctx, c);
+    run_greedy(w->f, w->ctx, w->m, w->p);
   }
   tls_parallel = false;
   tls_depth--;
@@ -700,9 +721,7 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
   tls_depth++;
   tls_parallel = true;
   if (mode == TT__MODE_GREEDY) {
-    size_t c;
-    while ((c = tt_atomic_fetch_add_relaxed(&r->next, 1)) < m)
-      f(ctx, c);
+    run_greedy(f, ctx, m, p);
   } else {
     f(ctx, 0);
   }

@@ -19,7 +19,9 @@ extern "C" {
 /* Run f(ctx, c) once for every chunk c in [0, m) on at most p participants,
  * the caller being participant 0, and return when all have run.
  *   m == p : static region, chunk c runs on participant c;
- *   m >  p : greedy region, participants take chunks from one counter;
+ *   m >  p : greedy region, participants take chunks from one counter, in
+ *            batches of (chunks left) / (2 p) that shrink to single chunks as
+ *            it drains (guided self-scheduling);
  *   m <  p : p is lowered to m (then static).
  * p larger than the team is clamped to the team size.  The region runs
  * serially on the caller when m == 1, p == 1, when called from inside a chunk
