@@ -1,54 +1,63 @@
-/* teams: a Promela model of the region protocol of launcher/team.c, for spin.
+/* teams: a Promela model of the region protocol of launcher/team.c, for spin
+ * (checked by tests/model-check.sh; change it together with team.c).
  *
  * What is modelled, as team.c implements it (names are team.c's):
  *   - host threads that take team.owner by CAS (try_take) and, when that
  *     fails, run serially (the busy rule) or, with -DBUSY_WAIT, wait for the
- *     team (take_waiting); the holder's release store of owner;
- *   - run_parallel: next_gen, the descriptor, the reset of region.sync that
- *     keeps `active`, the exchange of each needed worker's go word and the
- *     futex wake when the old word had SLEEP, the holder's own share (chunk 0,
- *     or greedy chunks from region.next), the close (fetch_or closed) and the
- *     wait for active == 0 (greedy, each) or left == p-1 (static);
- *   - worker_main: the go-word check, run_static + left++, join (fetch_add
- *     active, keep it only for our generation and not closed, else undo),
- *     run_joined (each: chunk id; greedy: chunks from region.next) + leave;
- *     the idle rule, whose deadline is a nondeterministic choice (spinning is
- *     a blocked guard on the go word), the CAS seen -> seen|SLEEP and the
- *     futex_wait loop;
+ *     team (take_waiting); the check of team.running once held; the release;
+ *   - run_parallel: next_gen; a static region's target for the free-running
+ *     `left` (with the sync_reset(false) that keeps it from carrying into
+ *     `closed`); a greedy/each region's reset of region.next and
+ *     sync_reset(true) that keeps `active`; for each needed worker the
+ *     descriptor written into its line, then the exchange of its go word and
+ *     the futex wake when the old word had SLEEP; the holder's own share
+ *     (chunk 0, or run_greedy); the wait for `left` (static) or the close
+ *     (fetch_or closed) and the wait for active == 0 (greedy, each);
+ *   - run_greedy's guided claims: a batch of (m - seen) / (2p) chunks, at
+ *     least one, per fetch_add of region.next, clamped at m;
+ *   - worker_main: the go-word check, the stopping check, run_static +
+ *     fetch_add(left), join (fetch_add active, kept only for our generation
+ *     and not closed, else undone), run_joined + leave; the idle rule, whose
+ *     deadline is a nondeterministic choice (spinning is a blocked guard on
+ *     the go word), the CAS seen -> seen|SLEEP and the futex_wait loop;
  *   - the futex: futex_wait queues the worker only while the word still has
  *     the value (atomically), futex_wake dequeues it, and up to SPURIOUS
- *     wake-ups without a wake (spurious returns, EINTR from signals) happen
- *     anywhere in a run;
+ *     returns without a wake (spurious, EINTR from a signal) per run;
  *   - tt_team_shutdown, concurrent with the host threads: take_waiting,
  *     stopping, a new go word for every worker (+ wake), join, running = 0,
- *     release; host threads that take the team afterwards run serially;
- *   - with -DSENTINEL (TEAMS_IDLE=sentinel): the CAS on team.sentinel_id by a
- *     worker whose deadline passed, be_sentinel (spin on the go word, scan
- *     the wake_req flags when wake_seq moves, resign, scan once more), and the
- *     holder's delegation (wake_req = 1 for each sleeper it found, wake_seq++,
- *     wake the requested ones itself when it reads no sentinel).
- * Abstracted: the clock (the deadline and the push of the deadline while the
- * region a worker ran still runs only decide *when* a worker tries to sleep,
- * which is free here), the chunk function (one step that counts the chunk),
- * and memory orders: spin explores interleavings of sequentially consistent
- * steps.  Every step that is one atomic instruction in team.c is one atomic
- * step here; the holder's plain descriptor stores are one step, and the
- * ghost variable `users` plus the generation check at every descriptor read
- * catch any reader that overlaps them.  The release/acquire pairs that make
- * the descriptor visible are not checked by this model (ThreadSanitizer runs
- * of tests/test-stress.c cover them).
+ *     release;
+ *   - with -DSENTINEL (TEAMS_IDLE=sentinel): a worker whose deadline passed
+ *     first tries CAS(team.sentinel_id: 0 -> its id); be_sentinel (load
+ *     wake_seq, spin on the go word, scan the wake_req flags when wake_seq
+ *     moved, resign with a store of 0 when the go word changed, scan once
+ *     more); the holder's delegation (wake_req = 1 for each sleeper its
+ *     exchange found, fetch_add(wake_seq), load team.sentinel_id, and when it
+ *     is 0, wake_requested itself).
+ * Abstracted: the clock and everything that only decides *when* a worker
+ * tries to sleep (spin_ns, the deadline push while team.running_gen names
+ * the region it ran, `awake` and overcommitted(), sched_yield): here a
+ * worker may try at any time.  The chunk function: one step that counts the
+ * chunk.  Memory orders: spin explores interleavings of sequentially
+ * consistent steps; every atomic instruction of team.c is one step here,
+ * and the holder's plain stores of a worker's descriptor are one step, which
+ * the ghost `inuse[w]` and the generation check at every read of a
+ * descriptor show never overlaps a reader.  Which release/acquire pairs make
+ * the descriptor visible is not checked here (the ThreadSanitizer runs of
+ * tests/test-stress.c and test-faults.c cover that).
  *
- * Properties (spin -a, pan in safety mode):
- *   - no invalid end state: every process ends (workers exit at shutdown)
- *     or rests in a valid idle state (end* labels); a holder waiting for a
- *     worker that sleeps on is a deadlock, so this also shows no lost wake-up;
+ * Properties (pan in safety mode):
+ *   - no invalid end state: every process ends (workers exit at shutdown) or
+ *     rests in a valid idle state (end* labels).  A holder waiting for a
+ *     worker that sleeps on is a deadlock, so this also shows that no needed
+ *     worker is left asleep (no lost wake-up);
  *   - every chunk of every region runs exactly once (cnt[]), checked at each
- *     chunk and when the holder's wait ends;
- *   - a participant reads the descriptor only of the generation it was
+ *     run and when the holder's wait ends;
+ *   - a participant reads only the descriptor of the generation it was
  *     handed (static) or joined (greedy/each), and the holder never rewrites
- *     the descriptor while a participant uses it;
- *   - the region's participants are all out when the holder releases, the
- *     team is released at the end (owner == 0), `active` never underflows.
+ *     a worker's descriptor while that worker may read it;
+ *   - when the holder's wait ends every participant is out; `active` never
+ *     underflows, `left` never carries into `closed`; at the end the team is
+ *     released (owner == 0), shut down, and no sentinel is left.
  *
  * Mutations (-DMUT_*), each of which must make the check fail (see
  * tests/model-check.sh): MUT_LOAD_SLEEP (the worker loads its go word and
@@ -57,9 +66,16 @@
  * reset clears `active`), MUT_JOIN_NOCHECK (a join is kept even on a closed
  * or newer region), MUT_NO_CLOSE (the holder loads `active` instead of
  * closing the region with fetch_or), MUT_NO_FUTEX_RECHECK (futex_wait sleeps
- * without comparing the word), MUT_KEEP_OWNER (a host thread that finds the
- * team shut down forgets to release it), MUT_SENTINEL_NOSCAN (the sentinel
- * does not scan after resigning).
+ * without comparing the word), MUT_NO_LEFT_RESET (no sync_reset(false) before
+ * `left` would overflow), MUT_KEEP_OWNER (a host thread that finds the team
+ * shut down forgets to release it), MUT_SENTINEL_NOSCAN (the sentinel does
+ * not scan after resigning).
+ *
+ * Known limit, shown by -DGENMOD=3 (generations wrap after 2 instead of
+ * 2^30 - 1): a worker that is handed no region it sees for exactly a
+ * multiple of 2^30 - 1 generations, and is then handed one of the same kind,
+ * finds its go word equal to the one it last saw and misses it (ABA); a
+ * static region then waits for it forever.
  */
 
 #ifndef NW
@@ -83,14 +99,16 @@
 #ifndef MODES
 #define MODES 7 /* kinds of region launched: 1 static, 2 greedy, 4 each */
 #endif
-
-#define NP (NW + 1)
-/* Generations: team.gen counts 1, 2, ... skipping 0.  With GENMOD the model
- * wraps it as team.c's 30-bit field does, modulo GENMOD; by default the
- * bounded run never wraps. */
+#ifndef LEFT_MAX
+#define LEFT_MAX 3 /* largest value of region.sync's `left` (0xffff in team.c) */
+#endif
+/* Generations: team.gen counts 1, 2, ... skipping 0, modulo GENMOD (2^30 in
+ * team.c); by default the bounded runs never wrap. */
 #ifndef GENMOD
 #define GENMOD 64
 #endif
+
+#define NP (NW + 1)
 #if M > NW + 1
 #define MAXCH M
 #else
@@ -108,26 +126,27 @@
 /* ---- team.c's words ---- */
 byte owner;        /* team.owner: 0, a host thread 1..NH, or NH+1 (shutdown) */
 byte tgen;         /* team.gen (holder-only) */
+byte left_base;    /* team.left_base (holder-only) */
 bool running = 1;  /* team.running */
 bool stopping;     /* team.stopping */
-/* region descriptor (holder writes before publishing) */
-byte r_gen;        /* ghost: the generation the descriptor describes */
-byte r_m;
-byte r_p;
-byte r_mode;
 byte r_next;       /* region.next */
 /* region.sync = [gen | closed | left | active] */
 byte s_gen;
 bool s_closed;
 byte s_left;
 byte s_active;
-/* worker.go = gen*4 | STATIC<<1 | SLEEP */
+/* each worker's line: go = gen*4 | STATIC<<1 | SLEEP, and the descriptor of
+ * the last region handed to it (f and ctx are the chunk counting below) */
 byte go[NP];
+byte d_m[NP];
+byte d_p[NP];
+byte d_mode[NP];
 /* sentinel mode: team.sentinel_id, worker.wake_req, and team.wake_seq as
  * the sentinel sees it: `poked` is 1 when wake_seq moved since the sentinel
- * last loaded it.  Only the sentinel loads wake_seq and there is at most one,
- * so "seq = load(wake_seq)" is "poked = 0" and "load(wake_seq) != seq" is
- * "poked": the same behaviours with one bit instead of two counters. */
+ * last loaded it.  Only the sentinel loads wake_seq and there is at most one
+ * at a time, so "seq = load(wake_seq)" is "poked = 0" and
+ * "load(wake_seq) != seq" is "poked": the same behaviours, with one bit
+ * instead of two counters. */
 byte sentinel_id;
 bool poked;
 bool wake_req[NP];
@@ -135,8 +154,9 @@ bool wake_req[NP];
 /* ---- the futex and the ghosts ---- */
 bool queued[NP];   /* worker queued in futex_wait on its go word */
 byte spur = SPURIOUS;
-byte users;        /* participants between reading the descriptor and leaving */
-byte cnt[MAXCH];    /* runs of chunk c of the current region */
+byte d_gen[NP];    /* generation of the descriptor in worker w's line */
+bool inuse[NP];    /* worker w between reading its descriptor and leaving */
+byte cnt[MAXCH];   /* runs of chunk c of the current region */
 byte exited;       /* workers that returned from worker_main */
 byte done;         /* host threads and shutdown that finished */
 
@@ -148,11 +168,10 @@ inline futex_wake(w) {
   queued[w] = 0
 }
 
-/* Wake every worker whose wake-up was left to the sentinel (wake_requested).
- * The load and the exchange of wake_req[j] are one step (the exchange
- * decides), and so is the futex_wake that follows a 1: delaying a wake
- * cannot matter, since the go word the woken worker re-checks was changed
- * before wake_req was set. */
+/* wake_requested: the load and the exchange of wake_req[j] are one step (the
+ * exchange decides), and so is the futex_wake after a 1: a later wake cannot
+ * matter, for the woken worker's go word changed before wake_req was set and
+ * futex_wait re-checks it. */
 inline wake_requested(upto) {
   j = 1;
   do
@@ -168,6 +187,33 @@ inline wake_requested(upto) {
   od
 }
 
+/* run_greedy by participant `me` (0: the holder) of a region of m chunks on
+ * p participants: one step per claim, which runs the claimed batch. */
+inline run_greedy(me, m, p) {
+  seen = 0;
+  do
+  :: atomic {
+       k = (seen < m -> (m - seen) / (2 * p) : 0);
+       if
+       :: k == 0 -> k = 1
+       :: else
+       fi;
+       b = r_next; /* fetch_add(next, k) */
+       r_next = r_next + k;
+       if
+       :: b >= m -> seen = 0; k = 0; b = 0; break
+       :: else
+       fi;
+       assert(me == 0 || d_gen[me] == g);
+       seen = (b + k < m -> b + k : m);
+       do
+       :: b < seen -> CHUNK(b); b++
+       :: else -> break
+       od
+     }
+  od
+}
+
 /* run_parallel, by the holder `me`.  Precondition: me holds the team.
  * Locals are cleared once used so that states differing only in dead
  * values are one state. */
@@ -179,31 +225,46 @@ inline run_parallel(me, m, p, mode) {
     :: else
     fi;
     g = tgen;
-    /* the descriptor (plain stores) */
-    assert(users == 0); /* nobody still reads the old one */
-    r_gen = g;
-    r_m = m;
-    r_p = p;
-    r_mode = mode;
-    r_next = (mode == ST_GREEDY -> 0 : m);
     c = 0;
     do /* ghost: the new region's chunk counts */
     :: c < MAXCH -> cnt[c] = 0; c++
     :: else -> c = 0; break
     od
   }
-  /* reset region.sync: a CAS loop, which is one atomic update */
-  atomic {
-    s_gen = g;
-    s_closed = 0;
-    s_left = 0;
-#ifdef MUT_RESET_ACTIVE
-    s_active = 0
+  if
+  :: mode == ST_STATIC ->
+    if
+    :: left_base + p - 1 > LEFT_MAX ->
+#ifndef MUT_NO_LEFT_RESET
+      s_left = 0; /* sync_reset(false, 0): a CAS loop, one update */
 #endif
-  }
+      left_base = 0
+    :: else
+    fi;
+    left_base = left_base + p - 1;
+    target = left_base
+  :: else ->
+    r_next = 0;
+    atomic { /* sync_reset(true, gen) */
+      s_gen = g;
+      s_closed = 0;
+      s_left = 0;
+#ifdef MUT_RESET_ACTIVE
+      s_active = 0
+#endif
+    }
+    left_base = 0
+  fi;
   i = 1;
   do
   :: i < p ->
+    atomic { /* the descriptor, plain stores into worker i's line */
+      assert(!inuse[i]);
+      d_gen[i] = g;
+      d_m[i] = m;
+      d_p[i] = p;
+      d_mode[i] = mode
+    }
 #ifdef MUT_STORE_GO
     prev = go[i];
     go[i] = g * 4 + (mode == ST_STATIC -> GO_STATIC : 0);
@@ -240,23 +301,14 @@ inline run_parallel(me, m, p, mode) {
 #endif
   /* the holder's own share, as participant 0 */
   if
-  :: mode == ST_GREEDY ->
-    do
-    :: atomic {
-         c = r_next; r_next++; /* fetch_add(next) and the chunk */
-         if
-         :: c < m -> CHUNK(c); c = 0
-         :: else -> c = 0; break
-         fi
-       }
-    od
+  :: mode == ST_GREEDY -> run_greedy(0, m, p)
   :: else -> atomic { CHUNK(0) }
   fi;
   if
-  :: mode == ST_STATIC -> s_left == p - 1 /* WAIT_UNTIL */
+  :: mode == ST_STATIC -> atomic { s_left == target; target = 0 } /* WAIT_UNTIL */
   :: else ->
 #ifdef MUT_NO_CLOSE
-    w = s_active; /* a load: joins after it are not ordered against it */
+    w = s_active; /* a load: a later join is not ordered against it */
 #else
     atomic { w = s_active; s_closed = 1 }; /* fetch_or(closed) */
 #endif
@@ -268,10 +320,13 @@ inline run_parallel(me, m, p, mode) {
   /* the region is over: every chunk ran once, every participant is out;
    * then the release store of owner */
   atomic {
-    assert(users == 0);
     c = 0;
     do
-    :: c < m ->
+    :: c < NP -> assert(!inuse[c]); c++
+    :: else -> c = 0; break
+    od;
+    do
+    :: c < m -> /* each: a participant that joins after the close never runs */
       assert(cnt[c] == 1 || (mode == ST_EACH && c > 0 && cnt[c] == 0));
       c++
     :: else -> c = 0; break
@@ -282,10 +337,11 @@ inline run_parallel(me, m, p, mode) {
 }
 
 proctype Holder(byte me) {
-  byte k, p, m, mode, g, i, prev, c, w, j;
+  byte k, p, m, mode, g, i, prev, c, w, j, b, seen, target;
   bool took, asleep;
+  byte n;
   do
-  :: k < NREG ->
+  :: n < NREG ->
     atomic { /* a region (local choices), then try_take */
       if
       :: MODES & 1 -> mode = ST_STATIC
@@ -314,34 +370,42 @@ proctype Holder(byte me) {
 #endif
     :: !took /* busy: serial on the caller, the team untouched */
     fi;
-    atomic { k++; p = 0; m = 0; mode = 0; took = 0 }
+    atomic { n++; p = 0; m = 0; mode = 0; took = 0 }
   :: else -> break
   od;
   done++
 }
 
 proctype Worker(byte me) {
-  byte seen, cur, g, c, j;
+  byte seen_go, cur, g, c, j, k, b, seen;
   bool ok;
 top:
   atomic {
     cur = go[me]; /* load acquire */
     if
-    :: cur == seen -> cur = 0; goto idle
-    :: else -> seen = cur; cur = 0
+    :: cur == seen_go -> cur = 0; goto idle
+    :: else -> seen_go = cur; cur = 0; g = GO_GEN(seen_go)
     fi
   }
   if
   :: stopping -> goto out
   :: else
   fi;
-  g = GO_GEN(seen);
   if
-  :: seen & GO_STATIC -> /* run_static: read the descriptor, run, left++ */
-    atomic { assert(r_gen == g && r_p > me); users++; CHUNK(me) };
-    atomic { users--; s_left++; g = 0 }
+  :: seen_go & GO_STATIC -> /* run_static: its descriptor, its chunk, left++ */
+    atomic {
+      assert(d_gen[me] == g && d_mode[me] == ST_STATIC && d_p[me] > me);
+      inuse[me] = 1;
+      CHUNK(me)
+    }
+    atomic {
+      inuse[me] = 0;
+      assert(s_left < LEFT_MAX); /* does not carry into `closed` */
+      s_left++;
+      g = 0
+    }
   :: else ->
-    atomic { /* join: fetch_add(active), keep it for our open region */
+    atomic { /* join: fetch_add(active), kept for our open region */
       s_active++;
 #ifdef MUT_JOIN_NOCHECK
       ok = 1;
@@ -349,7 +413,7 @@ top:
       ok = (s_gen == g && !s_closed);
 #endif
       if
-      :: ok -> users++
+      :: ok -> inuse[me] = 1
       :: else
       fi
     }
@@ -357,25 +421,18 @@ top:
     :: ok -> /* run_joined */
       if
       :: atomic {
-           r_mode == ST_EACH -> assert(r_gen == g);
-           if
-           :: me < r_p -> CHUNK(me)
-           :: else
-           fi
+           d_mode[me] == ST_EACH -> assert(d_gen[me] == g); CHUNK(me)
          }
-      :: atomic { r_mode != ST_EACH -> assert(r_gen == g) };
-        do
-        :: atomic {
-             assert(r_gen == g);
-             c = r_next; r_next++;
-             if
-             :: c < r_m -> CHUNK(c); c = 0
-             :: else -> c = 0; break
-             fi
-           }
-        od
+      :: atomic { d_mode[me] != ST_EACH -> assert(d_gen[me] == g) };
+        run_greedy(me, d_m[me], d_p[me])
       fi;
-      atomic { users--; assert(s_active > 0); s_active--; ok = 0; g = 0 } /* leave */
+      atomic { /* leave: fetch_sub(active) */
+        inuse[me] = 0;
+        assert(s_active > 0);
+        s_active--;
+        ok = 0;
+        g = 0
+      }
     :: else -> /* a stale join: undo it */
       atomic { assert(s_active > 0); s_active--; g = 0 }
     fi
@@ -387,7 +444,7 @@ top:
 idle:
 end_idle:
   if
-  :: go[me] != seen -> goto top
+  :: go[me] != seen_go -> goto top
   :: true
   fi;
 #ifdef SENTINEL
@@ -402,7 +459,7 @@ end_idle:
     atomic { ok = 0; poked = 0 }; /* seq = load(wake_seq) */
 end_sentinel:
     do
-    :: go[me] != seen -> break
+    :: go[me] != seen_go -> break
     :: poked -> poked = 0; wake_requested(NP)
     od;
     sentinel_id = 0;
@@ -415,16 +472,16 @@ end_sentinel:
 #endif
   /* the CAS seen -> seen|SLEEP */
 #ifdef MUT_LOAD_SLEEP
-  ok = (go[me] == seen);
+  ok = (go[me] == seen_go);
   if
-  :: ok -> go[me] = seen | GO_SLEEP
+  :: ok -> go[me] = seen_go | GO_SLEEP
   :: else
   fi;
 #else
   atomic {
-    ok = (go[me] == seen);
+    ok = (go[me] == seen_go);
     if
-    :: ok -> go[me] = seen | GO_SLEEP
+    :: ok -> go[me] = seen_go | GO_SLEEP
     :: else
     fi
   }
@@ -440,17 +497,20 @@ end_sentinel:
       queued[me] = 1
 #else
       if
-      :: go[me] == (seen | GO_SLEEP) -> queued[me] = 1
+      :: go[me] == (seen_go | GO_SLEEP) -> queued[me] = 1
       :: else
       fi
 #endif
     }
 end_sleep:
     if
-    :: atomic { !queued[me] -> if
-                               :: go[me] == (seen | GO_SLEEP)
-                               :: else -> break
-                               fi }
+    :: atomic {
+         !queued[me] ->
+         if
+         :: go[me] == (seen_go | GO_SLEEP)
+         :: else -> break
+         fi
+       }
     :: atomic { queued[me] && spur > 0 -> spur--; queued[me] = 0 }
     fi
   od;
@@ -508,8 +568,5 @@ init {
     i = 0
   }
   done == NH + 1;
-  assert(owner == 0 && users == 0 && exited == NW && !running);
-#ifdef SENTINEL
-  assert(sentinel_id == 0);
-#endif
+  assert(owner == 0 && exited == NW && !running && sentinel_id == 0);
 }

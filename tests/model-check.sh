@@ -83,23 +83,36 @@ check() {
   fi
 }
 
-# The protocol in sleep mode (TEAMS_IDLE=sleep), all kinds of region:
+# The protocol in sleep mode (TEAMS_IDLE=sleep), every kind of region:
 #   2w-3r   2 workers, one host thread, 3 regions in a row (stale joins,
-#           reset keeping `active`, sleepers of one region needed by the next);
+#           resets keeping `active`, the free-running `left` reset before it
+#           overflows, sleepers of one region needed by the next);
 #   2w-2h   2 workers, two host threads competing (the loser runs serially);
 #   2w-2hw  the same with TEAMS_BUSY=wait (the loser waits for the team);
-#   3w-1r   3 workers, one region.
+#   3w-1r   3 workers, one region;
+#   2w-g8   greedy regions of 8 chunks: claims of 2 chunks, then of 1.
 # Shutdown runs concurrently with the host threads in all of them.
 check sleep-2w-3r pass -DNW=2 -DNH=1 -DNREG=3
 check sleep-2w-2h pass -DNW=2 -DNH=2 -DNREG=1
 check sleep-2w-2hw pass -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT
 check sleep-3w-1r pass -DNW=3 -DNH=1 -DNREG=1
+check sleep-2w-g8 pass -DNW=2 -DNH=1 -DNREG=2 -DM=8 -DMODES=2
+
+# Sentinel mode (TEAMS_IDLE=sentinel).  Its state space is larger (the
+# sentinel keeps running while the others sleep), so longer runs are of
+# static regions only, the ones that wait for every worker they name.
+check sentinel-2w-2r pass -DSENTINEL -DNW=2 -DNH=1 -DNREG=2
+check sentinel-2w-3r-static pass -DSENTINEL -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
+check sentinel-2w-2h-static pass -DSENTINEL -DNW=2 -DNH=2 -DNREG=1 -DMODES=1
+check sentinel-3w-1r-static pass -DSENTINEL -DNW=3 -DNH=1 -DNREG=1 -DMODES=1
 
 # Mutations that must be caught.
-for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK MUT_NO_CLOSE \
-           MUT_NO_FUTEX_RECHECK MUT_KEEP_OWNER; do
+for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK \
+           MUT_NO_CLOSE MUT_NO_FUTEX_RECHECK MUT_NO_LEFT_RESET MUT_KEEP_OWNER; do
   check "mutant-$mut" fail -D$mut -DNW=2 -DNH=1 -DNREG=3
 done
+check mutant-MUT_SENTINEL_NOSCAN fail -DSENTINEL -DMUT_SENTINEL_NOSCAN \
+  -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
 
 if [ "$failures" != 0 ]; then
   echo "model-check: $failures check(s) failed" >&2
