@@ -14,17 +14,19 @@ find_package(OpenCL REQUIRED)
 include(${PROJECT_SOURCE_DIR}/kernels/cl/embed.cmake)
 
 set(TT_POCL_CACHE "${PROJECT_BINARY_DIR}/pocl-cache")
-set(TT_POCL_ENV_TEAMS
+set(TT_POCL_ENV_TEAMS ${TT_TEST_ENV}
   "OCL_ICD_VENDORS=${TT_POCL_VENDORS}" "POCL_DEVICES=teams"
-  "POCL_CACHE_DIR=${TT_POCL_CACHE}/teams" "TEAMS_SPIN_US=50")
-set(TT_POCL_ENV_PTHREAD
+  "POCL_CACHE_DIR=${TT_POCL_CACHE}/teams")
+set(TT_POCL_ENV_PTHREAD ${TT_TEST_ENV}
   "OCL_ICD_VENDORS=${TT_POCL_SYSTEM_VENDORS}" "POCL_DEVICES=pthread"
-  "POCL_CACHE_DIR=${TT_POCL_CACHE}/pthread" "TEAMS_SPIN_US=50")
+  "POCL_CACHE_DIR=${TT_POCL_CACHE}/pthread")
 
 # Sanitizer builds: the driver is instrumented too, so only instrumented
 # programs (the test-pocl* binaries) can load it; PoCL's test programs and
 # clinfo are not, and are left out.  PoCL and LLVM leak by design at exit.
 if(TT_SANITIZE STREQUAL "address")
+  list(FILTER TT_POCL_ENV_TEAMS EXCLUDE REGEX "^ASAN_OPTIONS=")
+  list(FILTER TT_POCL_ENV_PTHREAD EXCLUDE REGEX "^ASAN_OPTIONS=")
   list(APPEND TT_POCL_ENV_TEAMS "ASAN_OPTIONS=detect_leaks=0")
   list(APPEND TT_POCL_ENV_PTHREAD "ASAN_OPTIONS=detect_leaks=0")
 endif()
@@ -33,6 +35,7 @@ add_library(tt_clu STATIC ${CMAKE_CURRENT_LIST_DIR}/pocl-util/clu.c)
 target_include_directories(tt_clu PUBLIC ${CMAKE_CURRENT_LIST_DIR}/pocl-util
   ${PROJECT_SOURCE_DIR}/backend/pocl)
 target_link_libraries(tt_clu PUBLIC OpenCL::OpenCL tt_criterion)
+target_compile_definitions(tt_clu PRIVATE _GNU_SOURCE)
 tt_cl_embed(tt_clu)
 
 file(GLOB TT_POCL_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test-pocl*.c)
@@ -42,9 +45,14 @@ foreach(src ${TT_POCL_TEST_SOURCES})
   add_dependencies(${name} teams_pocl)
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TT_POCL_ENV_TEAMS}"
     LABELS "pocl" TIMEOUT 600)
-  add_test(NAME ${name}@pthread COMMAND ${name} --jobs 1)
-  set_tests_properties(${name}@pthread PROPERTIES ENVIRONMENT "${TT_POCL_ENV_PTHREAD}"
-    LABELS "pocl" TIMEOUT 600)
+  # Not under ThreadSanitizer: PoCL's pthread driver fails dependent events
+  # inside notify, taking a queue lock under two event locks (the inversion
+  # this driver avoids, queue.c), and TSan rightly reports it.
+  if(NOT TT_SANITIZE STREQUAL "thread")
+    add_test(NAME ${name}@pthread COMMAND ${name} --jobs 1)
+    set_tests_properties(${name}@pthread PROPERTIES ENVIRONMENT "${TT_POCL_ENV_PTHREAD}"
+      LABELS "pocl" TIMEOUT 600)
+  endif()
 endforeach()
 
 # The kernel set under every work-group schedule of the driver (the default

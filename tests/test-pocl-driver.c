@@ -7,7 +7,6 @@
  * every test in a fresh process.  On the pthread run (tests/pocl.cmake)
  * the teams-only tests skip. */
 #include <criterion/criterion.h>
-#include <criterion/redirect.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,7 +16,7 @@
 #include "clu.h"
 #include "teams/team.h"
 
-TestSuite(pocl_driver, .timeout = 300);
+#define DRIVER_TEST(name) Test(pocl_driver, name, .timeout = 300)
 
 static const char *src_inc =
     "kernel void inc(global uint *v) { v[get_global_id(0)] += 1; }\n";
@@ -51,7 +50,7 @@ static void run_inc(clu_env *e, cl_command_queue q, size_t n, size_t *local,
 
 /* With POCL_DEVICES unset the private prefix offers exactly one device,
  * teams (basic probes none, and ours sits in pthread's slot). */
-Test(pocl_driver, unset_pocl_devices_gives_teams) {
+DRIVER_TEST(unset_pocl_devices_gives_teams) {
   if (!on_teams_run())
     cr_skip_test("registration is checked on the teams run");
   unsetenv("POCL_DEVICES");
@@ -71,7 +70,7 @@ Test(pocl_driver, unset_pocl_devices_gives_teams) {
 
 /* POCL_DEVICES="teams teams": two devices; a command on the second waits
  * for one on the first, which is gated by a user event. */
-Test(pocl_driver, two_teams_devices_cross_dependency) {
+DRIVER_TEST(two_teams_devices_cross_dependency) {
   if (!on_teams_run())
     cr_skip_test("registration is checked on the teams run");
   setenv("POCL_DEVICES", "teams teams", 1);
@@ -129,7 +128,7 @@ Test(pocl_driver, two_teams_devices_cross_dependency) {
 
 /* POCL_TEAMS0_PARAMETERS is honoured: compute units follow cu=N, and the
  * schedule and grain are in force (read back through the settings query). */
-Test(pocl_driver, parameters_honoured) {
+DRIVER_TEST(parameters_honoured) {
   if (!on_teams_run())
     cr_skip_test("teams parameters");
   setenv("POCL_TEAMS0_PARAMETERS", "cu=1,schedule=static,grain=3", 1);
@@ -149,22 +148,23 @@ Test(pocl_driver, parameters_honoured) {
   clu_close(&e);
 }
 
-Test(pocl_driver, bad_parameters_disable_the_device,
-     .init = cr_redirect_stderr) {
+DRIVER_TEST(bad_parameters_disable_the_device) {
   if (!on_teams_run())
     cr_skip_test("teams parameters");
   setenv("POCL_TEAMS0_PARAMETERS", "cu=0", 1);
+  clu_capture_begin(2);
   cl_platform_id pl;
-  CLU_CHECK(clGetPlatformIDs(1, &pl, NULL));
+  cl_int perr = clGetPlatformIDs(1, &pl, NULL);
   cl_device_id d;
   cl_uint n = 0;
-  cl_int err = clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
+  cl_int err = perr ? perr : clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
+  FILE *f = clu_capture_end(2);
+  CLU_CHECK(perr);
   cr_assert(err != CL_SUCCESS || n == 0, "a device despite cu=0");
-  fflush(stderr);
-  FILE *f = cr_get_redirected_stderr();
   char buf[4096] = "";
   size_t got = fread(buf, 1, sizeof buf - 1, f);
   buf[got] = '\0';
+  fclose(f);
   cr_assert(strstr(buf, "POCL_TEAMS0_PARAMETERS") != NULL &&
                 strstr(buf, "cu=0") != NULL,
             "stderr: %s", buf);
@@ -172,21 +172,23 @@ Test(pocl_driver, bad_parameters_disable_the_device,
 
 /* A layout mismatch (simulated: the check expects a value libpocl never
  * writes) leaves no usable device and says what to rebuild. */
-Test(pocl_driver, abi_mismatch_refused, .init = cr_redirect_stderr) {
+DRIVER_TEST(abi_mismatch_refused) {
   if (!on_teams_run())
     cr_skip_test("the ABI check is the teams driver's");
   setenv("TEAMS_POCL_ABI_SELFTEST", "1", 1);
+  clu_capture_begin(2);
   cl_platform_id pl;
-  CLU_CHECK(clGetPlatformIDs(1, &pl, NULL));
+  cl_int perr = clGetPlatformIDs(1, &pl, NULL);
   cl_device_id d;
   cl_uint n = 0;
-  cl_int err = clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
+  cl_int err = perr ? perr : clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
+  FILE *f = clu_capture_end(2);
+  CLU_CHECK(perr);
   cr_assert(err != CL_SUCCESS || n == 0, "device offered despite mismatch");
-  fflush(stderr);
-  FILE *f = cr_get_redirected_stderr();
   char buf[4096] = "";
   size_t got = fread(buf, 1, sizeof buf - 1, f);
   buf[got] = '\0';
+  fclose(f);
   cr_assert(strstr(buf, "ABI self-check failed") != NULL, "stderr: %s", buf);
   cr_assert(strstr(buf, "max_work_item_dimensions") != NULL, "stderr: %s",
             buf);
@@ -197,7 +199,7 @@ Test(pocl_driver, abi_mismatch_refused, .init = cr_redirect_stderr) {
 /* Compute units are the team's participants (here 3, from the team's own
  * environment); a group may use all of CL_DEVICE_LOCAL_MEM_SIZE, and a
  * group of CL_DEVICE_MAX_WORK_GROUP_SIZE items runs. */
-Test(pocl_driver, honest_device_values) {
+DRIVER_TEST(honest_device_values) {
   if (!on_teams_run())
     cr_skip_test("teams device values");
   setenv("TEAMS_NUM_THREADS", "3", 1);
@@ -288,7 +290,7 @@ static void *c_loops(void *arg) {
 /* A C-launcher loop on one thread and OpenCL kernels on another, at the
  * same time, on the one team: both complete, both right (the busy rule
  * runs whichever finds the team held serially on its caller). */
-Test(pocl_driver, c_loop_and_kernel_at_once) {
+DRIVER_TEST(c_loop_and_kernel_at_once) {
   clu_env e;
   clu_open(&e, 0);
   cl_program p = clu_build_src(&e, src_inc);
@@ -344,7 +346,7 @@ static void enqueue_in_chunk(void *ctx, size_t c) {
 
 /* OpenCL from inside a chunk of a C loop: the command's region nests in a
  * chunk, so it runs serially on that participant; nothing deadlocks. */
-Test(pocl_driver, kernel_enqueued_inside_a_chunk) {
+DRIVER_TEST(kernel_enqueued_inside_a_chunk) {
   clu_env e;
   clu_open(&e, 0);
   cl_program p = clu_build_src(&e, "kernel void inc(global uint *v) {\n"
@@ -372,7 +374,7 @@ Test(pocl_driver, kernel_enqueued_inside_a_chunk) {
 
 /* Sub-devices: partition equally into 1-CU devices; a kernel on each runs
  * (with one participant) and gives the right result. */
-Test(pocl_driver, sub_devices_equally) {
+DRIVER_TEST(sub_devices_equally) {
   clu_env e;
   clu_open(&e, 0);
   cl_uint cu = 0;

@@ -38,7 +38,10 @@ static void teardown(void) {
   clu_close(&E);
 }
 
-TestSuite(pocl_queue, .init = setup, .fini = teardown, .timeout = 300);
+/* Per test, not per suite: the TSan build's runner (tests/tsan-runner) takes
+ * fixtures from the tests only. */
+#define QUEUE_TEST(name)                                                       \
+  Test(pocl_queue, name, .init = setup, .fini = teardown, .timeout = 300)
 
 static void sleep_ms(int ms) {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -71,7 +74,7 @@ static void expect_all(cl_command_queue q, cl_mem b, size_t n, cl_uint want) {
   free(v);
 }
 
-Test(pocl_queue, in_order_chain) {
+QUEUE_TEST(in_order_chain) {
   const size_t n = 1024;
   cl_mem b = zeros(E.q, n);
   cl_kernel k = clu_kernel(P, "inc");
@@ -87,7 +90,7 @@ Test(pocl_queue, in_order_chain) {
 
 /* Out-of-order: a dependency chain through wait lists, independent
  * commands beside it, then a barrier before a command that reads both. */
-Test(pocl_queue, out_of_order_events_and_barrier) {
+QUEUE_TEST(out_of_order_events_and_barrier) {
   cl_command_queue q =
       clu_queue(&E, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   const size_t n = 512;
@@ -132,7 +135,7 @@ Test(pocl_queue, out_of_order_events_and_barrier) {
 }
 
 /* Markers with wait lists join events of two queues. */
-Test(pocl_queue, marker_joins_two_queues) {
+QUEUE_TEST(marker_joins_two_queues) {
   cl_command_queue q2 = clu_queue(&E, 0);
   const size_t n = 256;
   cl_mem a = zeros(E.q, n), b = zeros(q2, n);
@@ -173,7 +176,7 @@ static void *set_later(void *arg) {
 
 /* A command gated by a user event does not run before the event is set;
  * a thread waiting for it runs it once another thread sets the event. */
-Test(pocl_queue, user_event_gate_waiter_runs) {
+QUEUE_TEST(user_event_gate_waiter_runs) {
   const size_t n = 256;
   cl_mem b = zeros(E.q, n);
   cl_kernel k = clu_kernel(P, "inc");
@@ -214,7 +217,7 @@ Test(pocl_queue, user_event_gate_waiter_runs) {
 
 /* Nobody waits: the command still completes on its own (the progress
  * thread on teams) once its user event is set. */
-Test(pocl_queue, user_event_progress_without_waiter) {
+QUEUE_TEST(user_event_progress_without_waiter) {
   const size_t n = 256;
   cl_mem b = zeros(E.q, n);
   cl_kernel k = clu_kernel(P, "inc");
@@ -243,7 +246,7 @@ Test(pocl_queue, user_event_progress_without_waiter) {
 
 /* A failed user event fails its dependents, transitively and across an
  * in-order queue, without running them; waits report the failure. */
-Test(pocl_queue, failure_propagates) {
+QUEUE_TEST(failure_propagates) {
   const size_t n = 128;
   cl_mem b = zeros(E.q, n);
   cl_kernel k = clu_kernel(P, "inc");
@@ -295,7 +298,7 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user) {
     atomic_fetch_add(&st->enqueued, 1);
 }
 
-Test(pocl_queue, callback_enqueues) {
+QUEUE_TEST(callback_enqueues) {
   const size_t n = 64;
   cl_mem b = zeros(E.q, n);
   cl_kernel k = clu_kernel(P, "inc");
@@ -362,7 +365,7 @@ static void *host_thread(void *arg) {
   return NULL;
 }
 
-Test(pocl_queue, host_threads_on_their_queues) {
+QUEUE_TEST(host_threads_on_their_queues) {
   enum { T = 4 };
   struct worker w[T];
   pthread_t th[T];
@@ -388,7 +391,7 @@ Test(pocl_queue, host_threads_on_their_queues) {
 }
 
 /* Profiling timestamps are ordered queued <= submit <= start <= end. */
-Test(pocl_queue, profiling_order) {
+QUEUE_TEST(profiling_order) {
   cl_command_queue q = clu_queue(&E, CL_QUEUE_PROFILING_ENABLE);
   const size_t n = 4096;
   cl_mem b = zeros(q, n);
@@ -413,7 +416,7 @@ Test(pocl_queue, profiling_order) {
 
 /* An enqueue never waits for its command: a kernel that spins until the
  * host writes a flag is running (on its own) while the host writes it. */
-Test(pocl_queue, enqueue_returns_before_kernel_ends) {
+QUEUE_TEST(enqueue_returns_before_kernel_ends) {
   const char *src = "kernel void spin(volatile global int *flag,\n"
                     "                   global int *out) {\n"
                     "  while (*flag == 0) ;\n"
@@ -458,9 +461,8 @@ static void lazy_env(void) {
   setup();
 }
 
-TestSuite(pocl_queue_lazy, .init = lazy_env, .fini = teardown, .timeout = 300);
-
-Test(pocl_queue_lazy, waiter_runs_else_progress_thread) {
+Test(pocl_queue_lazy, waiter_runs_else_progress_thread, .init = lazy_env,
+     .fini = teardown, .timeout = 300) {
   tt_cl_stats s0, s1;
   if (clu_stats(&E, &s0) != 0)
     cr_skip_test("counters exist on teams only (device: %s)", E.name);
@@ -506,10 +508,8 @@ static void eager_env(void) {
   setup();
 }
 
-TestSuite(pocl_queue_eager, .init = eager_env, .fini = teardown,
-          .timeout = 300);
-
-Test(pocl_queue_eager, submit_runs_in_caller) {
+Test(pocl_queue_eager, submit_runs_in_caller, .init = eager_env,
+     .fini = teardown, .timeout = 300) {
   tt_cl_stats s0, s1;
   if (clu_stats(&E, &s0) != 0)
     cr_skip_test("counters exist on teams only (device: %s)", E.name);
@@ -534,7 +534,7 @@ Test(pocl_queue_eager, submit_runs_in_caller) {
  * whose name lacks "basic" or "pthread", so teams runs them here. */
 typedef cl_int (*set_content_size_fn)(cl_mem buffer, cl_mem size_buffer);
 
-Test(pocl_queue, content_size_copy) {
+QUEUE_TEST(content_size_copy) {
   set_content_size_fn set = (set_content_size_fn)
       clGetExtensionFunctionAddressForPlatform(E.platform,
                                                "clSetContentSizeBufferPoCL");

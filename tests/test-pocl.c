@@ -5,7 +5,6 @@
  * tests/pocl.cmake runs this binary on the teams driver and again on PoCL's
  * pthread driver: the same sources must give the same results on both. */
 #include <criterion/criterion.h>
-#include <criterion/redirect.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +20,10 @@ static clu_env E;
 static void setup(void) { clu_open(&E, 0); }
 static void teardown(void) { clu_close(&E); }
 
-TestSuite(pocl_kernels, .init = setup, .fini = teardown, .timeout = 300);
+/* Per test, not per suite: the TSan build's runner (tests/tsan-runner) takes
+ * fixtures from the tests only. */
+#define KERNEL_TEST(name)                                                      \
+  Test(pocl_kernels, name, .init = setup, .fini = teardown, .timeout = 300)
 
 static double *rand_doubles(size_t n, unsigned long long seed) {
   double *v = malloc(n * sizeof *v);
@@ -75,19 +77,19 @@ static void axpy_case(size_t n, size_t off, const size_t *local) {
   free(ref);
 }
 
-Test(pocl_kernels, axpy_local64) {
+KERNEL_TEST(axpy_local64) {
   size_t l = 64;
   axpy_case(64 * 1531, 0, &l);
 }
 
-Test(pocl_kernels, axpy_null_local) { axpy_case(100000, 0, NULL); }
+KERNEL_TEST(axpy_null_local) { axpy_case(100000, 0, NULL); }
 
-Test(pocl_kernels, axpy_offset) {
+KERNEL_TEST(axpy_offset) {
   size_t l = 32;
   axpy_case(32 * 200 + 96, 96, &l);
 }
 
-Test(pocl_kernels, stencil7_3d) {
+KERNEL_TEST(stencil7_3d) {
   const size_t nx = 32, ny = 24, nz = 16, n = nx * ny * nz;
   float c0 = 0.5f, c1 = 0.0833f;
   float *in = rand_floats(n, 3, 0.0f, 4.0f);
@@ -145,7 +147,7 @@ Test(pocl_kernels, stencil7_3d) {
   free(ref);
 }
 
-Test(pocl_kernels, triangular) {
+KERNEL_TEST(triangular) {
   const size_t n = 4096;
   uint32_t *x = malloc(n * sizeof *x);
   uint64_t *y = malloc(n * sizeof *y), *ref = malloc(n * sizeof *ref);
@@ -211,10 +213,10 @@ static void reduce_case(size_t local, size_t groups) {
   free(ref);
 }
 
-Test(pocl_kernels, reduce_pow2) { reduce_case(128, 2048); }
-Test(pocl_kernels, reduce_uneven) { reduce_case(100, 999); }
+KERNEL_TEST(reduce_pow2) { reduce_case(128, 2048); }
+KERNEL_TEST(reduce_uneven) { reduce_case(100, 999); }
 
-Test(pocl_kernels, matmul_tiled) {
+KERNEL_TEST(matmul_tiled) {
   const size_t m = 64, n = 96, kk = 80, lx = 16, ly = 8;
   float *a = rand_floats(m * kk, 6, -1.0f, 1.0f);
   float *b = rand_floats(kk * n, 7, -1.0f, 1.0f);
@@ -253,7 +255,7 @@ Test(pocl_kernels, matmul_tiled) {
   free(ref);
 }
 
-Test(pocl_kernels, histogram_atomics) {
+KERNEL_TEST(histogram_atomics) {
   const size_t n = 1 << 18, local = 256;
   const uint32_t nbins = 97;
   uint32_t *in = malloc(n * sizeof *in);
@@ -315,7 +317,7 @@ static void scan_level(cl_kernel kg, cl_kernel ka, cl_mem in, cl_mem out,
   clReleaseMemObject(sums);
 }
 
-Test(pocl_kernels, scan_exclusive) {
+KERNEL_TEST(scan_exclusive) {
   const size_t local = 64, n = 64 * 64 * 16;
   uint32_t *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out),
            *ref = malloc(n * sizeof *ref);
@@ -386,7 +388,7 @@ static void probe_case(unsigned dims, const size_t g[3], const size_t l[3],
   free(ref);
 }
 
-Test(pocl_kernels, probe_ids_1d_2d_3d) {
+KERNEL_TEST(probe_ids_1d_2d_3d) {
   size_t g1[3] = {96}, l1[3] = {8}, o1[3] = {5};
   probe_case(1, g1, l1, o1);
   size_t g2[3] = {12, 10}, l2[3] = {4, 5}, o2[3] = {3, 7};
@@ -397,8 +399,7 @@ Test(pocl_kernels, probe_ids_1d_2d_3d) {
 
 /* printf from many work-groups on several participants: every line comes
  * out exactly once and whole. */
-Test(pocl_kernels, printf_lines, .init = cr_redirect_stdout) {
-  clu_open(&E, 0);
+KERNEL_TEST(printf_lines) {
   const char *src =
       "kernel void say(void) {\n"
       "  if (get_local_id(0) == 0)\n"
@@ -408,12 +409,12 @@ Test(pocl_kernels, printf_lines, .init = cr_redirect_stdout) {
   cl_program p = clu_build_src(&E, src);
   cl_kernel k = clu_kernel(p, "say");
   size_t g = 4 * 64, l = 4;
+  clu_capture_begin(1);
   CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &g, &l, 0, NULL, NULL));
   CLU_CHECK(clFinish(E.q));
+  FILE *f = clu_capture_end(1);
   clReleaseKernel(k);
   clReleaseProgram(p);
-  fflush(stdout);
-  FILE *f = cr_get_redirected_stdout();
   int seen[64] = {0};
   char line[128];
   int lines = 0;
@@ -425,6 +426,7 @@ Test(pocl_kernels, printf_lines, .init = cr_redirect_stdout) {
     seen[a]++;
     lines++;
   }
+  fclose(f);
   cr_assert_eq(lines, 64);
   for (int i = 0; i < 64; i++)
     cr_assert_eq(seen[i], 1, "group %d printed %d times", i, seen[i]);
@@ -434,7 +436,7 @@ Test(pocl_kernels, printf_lines, .init = cr_redirect_stdout) {
  * denormal product; one built without keeps it.  Then the host thread (which
  * ran the command as participant 0) still computes denormals: the driver
  * restores the floating-point state it changed. */
-Test(pocl_kernels, ftz_and_restore) {
+KERNEL_TEST(ftz_and_restore) {
   const char *src = "kernel void mul(global float *v) {\n"
                     "  size_t i = get_global_id(0);\n"
                     "  v[i] = v[i] * 0x1p-110f;\n"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cl-sources.h"
 
@@ -97,4 +98,29 @@ unsigned long long clu_rand(unsigned long long *state) {
   x ^= x >> 27;
   *state = x;
   return x * 0x2545F4914F6CDD1DULL;
+}
+
+static int saved_fd[3] = {-1, -1, -1};
+static FILE *capture[3];
+
+void clu_capture_begin(int fd) {
+  cr_assert(fd == 1 || fd == 2);
+  fflush(fd == 1 ? stdout : stderr);
+  capture[fd] = tmpfile();
+  cr_assert_not_null(capture[fd]);
+  saved_fd[fd] = dup(fd);
+  cr_assert(saved_fd[fd] >= 0);
+  cr_assert(dup2(fileno(capture[fd]), fd) >= 0);
+}
+
+FILE *clu_capture_end(int fd) {
+  cr_assert(fd == 1 || fd == 2);
+  fflush(fd == 1 ? stdout : stderr);
+  cr_assert(dup2(saved_fd[fd], fd) >= 0);
+  close(saved_fd[fd]);
+  saved_fd[fd] = -1;
+  FILE *f = capture[fd];
+  capture[fd] = NULL;
+  rewind(f);
+  return f;
 }

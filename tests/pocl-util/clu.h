@@ -11,6 +11,7 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "teams-pocl-info.h"
 
@@ -48,6 +49,14 @@ int clu_stats(clu_env *e, tt_cl_stats *s);
     cl_int clu_err_ = (call);                                                  \
     cr_assert_eq(clu_err_, CL_SUCCESS, "%s returned %d", #call, clu_err_);     \
   } while (0)
+
+/* Captures what is written to file descriptor fd (1: stdout, 2: stderr)
+ * between clu_capture_begin and clu_capture_end, which restores fd and
+ * returns the captured text, rewound (fclose it).  Works at the descriptor
+ * level, so it sees what PoCL writes with write(2), and needs nothing from
+ * the test runner. */
+void clu_capture_begin(int fd);
+FILE *clu_capture_end(int fd);
 
 /* Deterministic data (xorshift64*), for inputs. */
 unsigned long long clu_rand(unsigned long long *state);
