@@ -24,6 +24,9 @@
  *              synchronous driver (the floor: its own command path)
  *   cl-axpy    axpy on 1e7 doubles, local 64 and NULL local
  *   cl-tri     the triangular kernel (row i costs i + 1), local 16
+ *              (these two also as teams/auto: the driver with schedule=auto,
+ *              the team runtime's steal/static policy, against its default
+ *              greedy schedule)
  *   cl-first   build + first launch with a cold and with a warm kernel cache */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -58,14 +61,17 @@ extern char **environ;
 /* ---- systems and sections ------------------------------------------------------ */
 
 typedef struct device_def {
-  const char *name;    /* POCL_DEVICES and the printed system name */
+  const char *name;    /* the printed system name */
+  const char *pocl;    /* POCL_DEVICES */
   const char *vendors; /* OCL_ICD_VENDORS */
+  const char *params;  /* POCL_TEAMS0_PARAMETERS, or NULL */
 } device_def;
 
 static const device_def devices[] = {
-    {"teams", TT_POCL_VENDORS},
-    {"pthread", TT_POCL_SYSTEM_VENDORS},
-    {"basic", TT_POCL_VENDORS},
+    {"teams", "teams", TT_POCL_VENDORS, NULL},
+    {"teams/auto", "teams", TT_POCL_VENDORS, "schedule=auto"},
+    {"pthread", "pthread", TT_POCL_SYSTEM_VENDORS, NULL},
+    {"basic", "basic", TT_POCL_VENDORS, NULL},
 };
 #define NDEVICES (sizeof devices / sizeof devices[0])
 
@@ -84,9 +90,9 @@ static const section_def sections[] = {
      "(cl-launch's samples)", "basic", NULL, 0, 0,
      {"teams", "pthread", "basic", NULL}, {"empty enqueue+finish", NULL}},
     {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
-     {"teams", "pthread", NULL}, {NULL}},
+     {"teams", "teams/auto", "pthread", NULL}, {NULL}},
     {"cl-tri", "triangular kernel, 8192 rows (row i costs i + 1), local 16",
-     "pthread", "tri", 5, 3, {"teams", "pthread", NULL}, {NULL}},
+     "pthread", "tri", 5, 3, {"teams", "teams/auto", "pthread", NULL}, {NULL}},
     {"cl-first", "build + first launch of axpy (2^16 items, local 64)",
      "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}},
 };
@@ -399,24 +405,30 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
   int fds[2];
   if (pipe(fds) != 0)
     die("pipe: %s", strerror(errno));
-  char e_vendors[4200], e_devices[128], e_cache[4200];
+  char e_vendors[4200], e_devices[128], e_cache[4200], e_params[256];
   snprintf(e_vendors, sizeof e_vendors, "OCL_ICD_VENDORS=%s", d->vendors);
-  snprintf(e_devices, sizeof e_devices, "POCL_DEVICES=%s", d->name);
+  snprintf(e_devices, sizeof e_devices, "POCL_DEVICES=%s", d->pocl);
   snprintf(e_cache, sizeof e_cache, "POCL_CACHE_DIR=%s", cache);
+  snprintf(e_params, sizeof e_params, "POCL_TEAMS0_PARAMETERS=%s",
+           d->params ? d->params : "");
   /* The environment minus what we set. */
   size_t n = 0;
   while (environ[n])
     n++;
-  char **env = malloc((n + 4) * sizeof *env);
+  char **env = malloc((n + 5) * sizeof *env);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "OCL_ICD_VENDORS=", 16) &&
         strncmp(environ[i], "POCL_DEVICES=", 13) &&
-        strncmp(environ[i], "POCL_CACHE_DIR=", 15))
+        strncmp(environ[i], "POCL_CACHE_DIR=", 15) &&
+        (d->params == NULL ||
+         strncmp(environ[i], "POCL_TEAMS0_PARAMETERS=", 23)))
       env[k++] = environ[i];
   env[k++] = e_vendors;
   env[k++] = e_devices;
   env[k++] = e_cache;
+  if (d->params)
+    env[k++] = e_params;
   env[k] = NULL;
   char *argv[] = {opt.self, "--child", (char *)what,
                   opt.quick ? "--quick" : NULL, NULL};
@@ -464,7 +476,7 @@ static const device_def *device_named(const char *name) {
 }
 
 static void warm_cache_path(char *buf, size_t size, const device_def *d) {
-  snprintf(buf, size, "%s/%s", TT_BENCH_CACHE, d->name);
+  snprintf(buf, size, "%s/%s", TT_BENCH_CACHE, d->pocl);
 }
 
 static unsigned rounds_of(const section_def *s) {
