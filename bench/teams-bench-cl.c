@@ -91,7 +91,7 @@ static const section_def sections[] = {
      {"teams", "pthread", "basic", NULL}, {"empty enqueue+finish", NULL}},
     {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
      {"teams", "teams/auto", "pthread", NULL}, {NULL}},
-    {"cl-tri", "triangular kernel, 8192 rows (row i costs i + 1), local 16",
+    {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
      "pthread", "tri", 5, 3, {"teams", "teams/auto", "pthread", NULL}, {NULL}},
     {"cl-first", "build + first launch of axpy (2^16 items, local 64)",
      "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}},
@@ -231,8 +231,9 @@ static void child_axpy(void) {
   clReleaseKernel(k);
 }
 
+/* 4096 rows, as teams-bench's grid section: 256 groups of 16. */
 static void child_tri(void) {
-  const size_t n = 8192;
+  const size_t n = 4096;
   cl_kernel k = build("tri", "tt_tri");
   cl_mem x = filled(n * sizeof(cl_uint), 0.0), y = filled(n * sizeof(cl_ulong), 0.0);
   cl_uint *xv = malloc(n * sizeof *xv);
