@@ -24,9 +24,8 @@
  *              synchronous driver (the floor: its own command path)
  *   cl-axpy    axpy on 1e7 doubles, local 64 and NULL local
  *   cl-tri     the triangular kernel (row i costs i + 1), local 16
- *              (these two also as teams/auto: the driver with schedule=auto,
- *              the team runtime's steal/static policy, against its default
- *              greedy schedule)
+ *              (these two also as teams/greedy: the driver with
+ *              schedule=greedy against its default, auto)
  *   cl-first   build + first launch with a cold and with a warm kernel cache */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -69,7 +68,7 @@ typedef struct device_def {
 
 static const device_def devices[] = {
     {"teams", "teams", TT_POCL_VENDORS, NULL},
-    {"teams/auto", "teams", TT_POCL_VENDORS, "schedule=auto"},
+    {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy"},
     {"pthread", "pthread", TT_POCL_SYSTEM_VENDORS, NULL},
     {"basic", "basic", TT_POCL_VENDORS, NULL},
 };
@@ -90,9 +89,9 @@ static const section_def sections[] = {
      "(cl-launch's samples)", "basic", NULL, 0, 0,
      {"teams", "pthread", "basic", NULL}, {"empty enqueue+finish", NULL}},
     {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
-     {"teams", "teams/auto", "pthread", NULL}, {NULL}},
+     {"teams", "teams/greedy", "pthread", NULL}, {NULL}},
     {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
-     "pthread", "tri", 5, 3, {"teams", "teams/auto", "pthread", NULL}, {NULL}},
+     "pthread", "tri", 5, 3, {"teams", "teams/greedy", "pthread", NULL}, {NULL}},
     {"cl-first", "build + first launch of axpy (2^16 items, local 64)",
      "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}},
 };

@@ -55,9 +55,9 @@ foreach(src ${TT_POCL_TEST_SOURCES})
   endif()
 endforeach()
 
-# The kernel set under every work-group schedule of the driver (the default
-# greedy one is test-pocl itself).
-foreach(sched static steal auto)
+# The kernel set under every work-group schedule of the driver (the default,
+# auto, is test-pocl itself).
+foreach(sched static greedy steal)
   add_test(NAME test-pocl@${sched} COMMAND test-pocl --jobs 1)
   set_tests_properties(test-pocl@${sched} PROPERTIES LABELS "pocl" TIMEOUT 600
     ENVIRONMENT "${TT_POCL_ENV_TEAMS};POCL_TEAMS0_PARAMETERS=schedule=${sched}")

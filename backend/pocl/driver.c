@@ -220,7 +220,9 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   tp_settings set = { 0 };
   set.participants = 0; /* filled below from the team */
   set.submit = TP_SUBMIT_LAZY;
-  set.schedule = TT_SCHED_GREEDY;
+  /* The team runtime's auto policy: static for short launches, stealing for
+   * long or uneven ones (launcher/range.c).  greedy stays selectable. */
+  set.schedule = TT_SCHED_AUTO;
   set.grain = 0;
   set.grace_ns = TP_DEFAULT_GRACE_NS;
   char err[256];

@@ -6,8 +6,9 @@
  * progress thread) builds one read-only description of the launch on its
  * stack (struct launch) and calls the team with it as participant 0.  The
  * work-groups [0, m) are split into chunks of `grain` consecutive groups;
- * participants take chunks (greedy: one shared counter inside the team;
- * static: chunk c on participant c; steal/auto: tt_foreach_range).
+ * participants take chunks (auto, the default, and steal: tt_foreach_range,
+ * the team runtime's range schedules; greedy: one shared counter inside the
+ * team; static: chunk c on participant c).
  *
  * Per-participant state lives in the participant thread's own scratch
  * (struct part, thread-local), never in shared memory: the argument array

@@ -13,7 +13,7 @@
 /* Counters since the device was initialised (tt_cl_stats). */
 #define TT_CL_DEVICE_STATS 0x7E4D0001
 /* The settings in force, as a string
- * "cu=2 submit=lazy grace_us=50 schedule=greedy grain=0" (char[]). */
+ * "cu=2 submit=lazy grace_us=50 schedule=auto grain=0" (char[]). */
 #define TT_CL_DEVICE_SETTINGS 0x7E4D0002
 
 typedef struct tt_cl_stats {
