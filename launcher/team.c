@@ -38,6 +38,11 @@
  * system call is made only when someone sleeps.  A greedy/each region first
  * resets region.sync to (g, open, left 0, active kept).
  *
+ * A worker notices a region by its go word changing, so the holder never
+ * hands a worker the go word it handed it last (fresh_go skips such a
+ * generation): the 30-bit generations wrap, and a worker left out of every
+ * region for 2^30 - 1 of them would otherwise miss the next.
+ *
  * No lost wake-up: a worker sleeps only after CAS(go: seen -> seen|SLEEP)
  * succeeded, and then futex_wait(go, seen|SLEEP).  The holder's exchange and
  * that CAS are RMWs on the same word, so they are totally ordered: if the CAS
@@ -164,6 +169,7 @@ typedef struct worker {
   /* The descriptor of the last region handed to this worker: written by the
    * holder before its exchange of go, read by the worker after it sees go
    * change (static) or after it joined (greedy/each). */
+  uint32_t last_go; /* holder-only: the go word last handed over */
   void (*f)(void *, size_t);
   void *ctx;
   size_t m, p;
@@ -590,6 +596,25 @@ static uint32_t next_gen(void) {
   return T.gen;
 }
 
+/* The go word for the next generation, handed to workers 1..p-1: never
+ * equal to the last go word handed to any of them.  A worker compares its
+ * go word with the last one it saw, so a word equal to that one would go
+ * unnoticed; generations wrap after 2^30 - 1, and a worker that no region
+ * names for that long (a few minutes of back-to-back loops) would otherwise
+ * miss the region that finally names it, and a static one would wait for it
+ * forever.  Such a generation is skipped for all (at most p - 1 skips).
+ * Precondition: team held. */
+static uint32_t fresh_go(size_t p, uint32_t flags) {
+  for (;;) {
+    uint32_t go = (next_gen() << GO_GEN_SHIFT) | flags;
+    size_t i = 1;
+    while (i < p && T.workers[i].last_go != go)
+      i++;
+    if (i == p)
+      return go;
+  }
+}
+
 int tt_team_shutdown(void) {
   if (tls_depth > 0)
     return TT_EBUSY;
@@ -600,10 +625,9 @@ int tt_team_shutdown(void) {
   }
   take_waiting();
   tt_atomic_store_release(&T.stopping, 1);
-  next_gen();
+  uint32_t bye = fresh_go(T.size, 0);
   for (size_t i = 1; i < T.size; i++) {
-    uint32_t old =
-        tt_atomic_exchange_acq_rel(&T.workers[i].go, T.gen << GO_GEN_SHIFT);
+    uint32_t old = tt_atomic_exchange_acq_rel(&T.workers[i].go, bye);
     if (old & GO_SLEEP)
       tt__futex_wake(&T.workers[i].go, 1);
   }
@@ -677,7 +701,8 @@ static void sync_reset(bool open, uint32_t gen) {
 static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
                          size_t p, tt__mode mode) {
   region *r = &T.r;
-  uint32_t gen = next_gen();
+  uint32_t go = fresh_go(p, mode == TT__MODE_STATIC ? GO_STATIC : 0);
+  uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T.running_gen, gen);
   unsigned left_target = 0;
   if (mode == TT__MODE_STATIC) {
@@ -692,7 +717,6 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
     T.left_base = 0;
   }
 
-  uint32_t go = (gen << GO_GEN_SHIFT) | (mode == TT__MODE_STATIC ? GO_STATIC : 0);
   size_t asleep = 0;
   for (size_t i = 1; i < p; i++) {
     worker *w = &T.workers[i];
@@ -701,6 +725,7 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
     w->m = m;
     w->p = p;
     w->mode = mode;
+    w->last_go = go;
     uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
