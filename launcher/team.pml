@@ -5,7 +5,9 @@
  *   - host threads that take team.owner by CAS (try_take) and, when that
  *     fails, run serially (the busy rule) or, with -DBUSY_WAIT, wait for the
  *     team (take_waiting); the check of team.running once held; the release;
- *   - run_parallel: next_gen; a static region's target for the free-running
+ *   - run_parallel: fresh_go (the next generation whose go word differs from
+ *     the last one handed to each needed worker); a static region's target
+ *     for the free-running
  *     `left` (with the sync_reset(false) that keeps it from carrying into
  *     `closed`); a greedy/each region's reset of region.next and
  *     sync_reset(true) that keeps `active`; for each needed worker the
@@ -24,8 +26,8 @@
  *     the value (atomically), futex_wake dequeues it, and up to SPURIOUS
  *     returns without a wake (spurious, EINTR from a signal) per run;
  *   - tt_team_shutdown, concurrent with the host threads: take_waiting,
- *     stopping, a new go word for every worker (+ wake), join, running = 0,
- *     release;
+ *     stopping, fresh_go for every worker, its exchange (+ wake), join,
+ *     running = 0, release;
  *   - with -DSENTINEL (TEAMS_IDLE=sentinel): a worker whose deadline passed
  *     first tries CAS(team.sentinel_id: 0 -> its id); be_sentinel (load
  *     wake_seq, spin on the go word, scan the wake_req flags when wake_seq
@@ -71,11 +73,17 @@
  * shut down forgets to release it), MUT_SENTINEL_NOSCAN (the sentinel does
  * not scan after resigning).
  *
- * Known limit, shown by -DGENMOD=3 (generations wrap after 2 instead of
- * 2^30 - 1): a worker that is handed no region it sees for exactly a
- * multiple of 2^30 - 1 generations, and is then handed one of the same kind,
- * finds its go word equal to the one it last saw and misses it (ABA); a
- * static region then waits for it forever.
+ * Generations wrap modulo GENMOD (2^30 in team.c); the configurations of
+ * tests/model-check.sh never wrap.  -DGENMOD=3 -DMUT_NO_FRESH_GO (plain
+ * next_gen, team.c before b7d0ebd) shows a worker left out of every region
+ * for a whole round of generations missing the next one.  -DGENMOD=4 (more
+ * than NW + 1, so that fresh_go finds a free generation) -DNREG=3 shows what
+ * fresh_go leaves: it compares with the go word last *handed* to a worker,
+ * but a worker that has not looked at that one yet (handed a greedy region
+ * that ended without it) still compares with an older one, so a worker that
+ * does not run at all while the generations go round once (2^30 - 1 regions)
+ * can still miss a region, and shutdown or a static region then waits for
+ * it forever.
  */
 
 #ifndef NW
@@ -126,6 +134,7 @@
 /* ---- team.c's words ---- */
 byte owner;        /* team.owner: 0, a host thread 1..NH, or NH+1 (shutdown) */
 byte tgen;         /* team.gen (holder-only) */
+byte last_go[NP];  /* worker.last_go (holder-only) */
 byte left_base;    /* team.left_base (holder-only) */
 bool running = 1;  /* team.running */
 bool stopping;     /* team.stopping */
@@ -214,16 +223,41 @@ inline run_greedy(me, m, p) {
   od
 }
 
+/* fresh_go: the go word of the next generation (with flags) that differs
+ * from the last one handed to each of workers 1..upto-1.  Holder-only data:
+ * one step.  Leaves the generation in tgen and the word in gw. */
+inline fresh_go(upto, flags) {
+  atomic {
+    do
+    :: tgen = (tgen + 1) % GENMOD;
+      if
+      :: tgen == 0 -> tgen = 1
+      :: else
+      fi;
+      gw = tgen * 4 + flags;
+#ifdef MUT_NO_FRESH_GO
+      break
+#else
+      i = 1;
+      do
+      :: i < upto && last_go[i] != gw -> i++
+      :: else -> break
+      od;
+      if
+      :: i == upto -> i = 0; break
+      :: else
+      fi
+#endif
+    od
+  }
+}
+
 /* run_parallel, by the holder `me`.  Precondition: me holds the team.
  * Locals are cleared once used so that states differing only in dead
  * values are one state. */
 inline run_parallel(me, m, p, mode) {
+  fresh_go(p, (mode == ST_STATIC -> GO_STATIC : 0));
   atomic {
-    tgen = (tgen + 1) % GENMOD;
-    if
-    :: tgen == 0 -> tgen = 1
-    :: else
-    fi;
     g = tgen;
     c = 0;
     do /* ghost: the new region's chunk counts */
@@ -260,6 +294,7 @@ inline run_parallel(me, m, p, mode) {
   :: i < p ->
     atomic { /* the descriptor, plain stores into worker i's line */
       assert(!inuse[i]);
+      last_go[i] = gw;
       d_gen[i] = g;
       d_m[i] = m;
       d_p[i] = p;
@@ -267,11 +302,11 @@ inline run_parallel(me, m, p, mode) {
     }
 #ifdef MUT_STORE_GO
     prev = go[i];
-    go[i] = g * 4 + (mode == ST_STATIC -> GO_STATIC : 0);
+    go[i] = gw;
 #else
     atomic {
       prev = go[i];
-      go[i] = g * 4 + (mode == ST_STATIC -> GO_STATIC : 0)
+      go[i] = gw
     }
 #endif
     if
@@ -332,12 +367,13 @@ inline run_parallel(me, m, p, mode) {
     :: else -> c = 0; break
     od;
     g = 0;
+    gw = 0;
     owner = 0
   }
 }
 
 proctype Holder(byte me) {
-  byte k, p, m, mode, g, i, prev, c, w, j, b, seen, target;
+  byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target;
   bool took, asleep;
   byte n;
   do
@@ -521,23 +557,17 @@ out:
 
 /* tt_team_shutdown, from a thread of its own */
 proctype Shutdown() {
-  byte i, prev;
+  byte i, prev, gw;
 #ifdef SHUTDOWN_LAST
   done == NH; /* after the host threads' regions */
 #endif
   atomic { owner == 0 -> owner = NH + 1 } /* take_waiting */
-  atomic {
-    stopping = 1;
-    tgen = (tgen + 1) % GENMOD;
-    if
-    :: tgen == 0 -> tgen = 1
-    :: else
-    fi
-  }
+  stopping = 1;
+  fresh_go(NP, 0);
   i = 1;
   do
   :: i <= NW ->
-    atomic { prev = go[i]; go[i] = tgen * 4 }
+    atomic { prev = go[i]; go[i] = gw }
     if
     :: prev & GO_SLEEP -> futex_wake(i)
     :: else
