@@ -70,8 +70,11 @@
  * closing the region with fetch_or), MUT_NO_FUTEX_RECHECK (futex_wait sleeps
  * without comparing the word), MUT_NO_LEFT_RESET (no sync_reset(false) before
  * `left` would overflow), MUT_KEEP_OWNER (a host thread that finds the team
- * shut down forgets to release it), MUT_SENTINEL_NOSCAN (the sentinel does
- * not scan after resigning).
+ * shut down forgets to release it), MUT_SENTINEL_NOPOLL (the sentinel does
+ * not watch wake_seq; it scans only when it resigns).  MUT_SENTINEL_NOSCAN
+ * (no scan after resigning) is caught only while nothing else scans: once a
+ * new sentinel scans when it takes the role, a wake-up left by a resigning
+ * sentinel is late, not lost (a worker that idles takes the role).
  *
  * Generations wrap modulo GENMOD (2^30 in team.c); the configurations of
  * tests/model-check.sh never wrap.  -DGENMOD=3 -DMUT_NO_FRESH_GO (plain
@@ -496,7 +499,9 @@ end_idle:
 end_sentinel:
     do
     :: go[me] != seen_go -> break
+#ifndef MUT_SENTINEL_NOPOLL
     :: poked -> poked = 0; wake_requested(NP)
+#endif
     od;
     sentinel_id = 0;
 #ifndef MUT_SENTINEL_NOSCAN
