@@ -106,7 +106,8 @@
  *       store(worker.wake_req, 1)                          (seq_cst)
  *     then fetch_add(team.wake_seq); s = load(team.sentinel) (seq_cst)
  *     if s == 0: for each such worker, if exchange(wake_req, 0) == 1 wake it
- *   sentinel, when wake_seq changed, and once more right after it resigns
+ *   sentinel, once when it takes the role (after reading wake_seq), when
+ *     wake_seq changed, and once more right after it resigns
  *   with store(team.sentinel, 0) (seq_cst), which it does as soon as its own
  *   go word changes: for every worker, if exchange(wake_req, 0) == 1 wake it
  *
@@ -118,6 +119,16 @@
  * wake_req gives it to exactly one of them.  A delayed wake is harmless (the
  * worker's go word already holds the region; futex_wait re-checks it).
  * The cost is one core kept busy while the team idles.
+ *
+ * The model: launcher/team.pml models this protocol for spin and
+ * tests/model-check.sh checks it in the test suite (sleep and sentinel
+ * modes, with mutants that must fail).  It covers try_take/take_waiting and
+ * release, run_parallel (fresh_go, sync_reset, the descriptor hand-off, the
+ * exchange and wake, the delegation to the sentinel, run_greedy's claims,
+ * the close and the waits), worker_main (run_static, join, run_joined, the
+ * CAS to SLEEP and the futex loop), be_sentinel and wake_requested, and
+ * tt_team_shutdown; it abstracts the clock (when a worker tries to sleep),
+ * `awake`, sched_yield and the memory orders.  Change both together.
  *
  * Measured and rejected: one team-wide futex word for all workers (a wake
  * cannot choose which sleepers it wakes, so a region on 2 of 16 participants
@@ -354,7 +365,13 @@ static void wake_requested(size_t upto) {
  * changes from seen; serve the wake-ups the holder leaves meanwhile.
  * Precondition: this worker holds team.sentinel_id. */
 static void be_sentinel(worker *w, uint32_t seen) {
-  uint32_t seq = tt_atomic_load_acquire(&T.wake_seq);
+  /* A holder that already read our id from team.sentinel_id may have bumped
+   * wake_seq before this load: then its wake_req stores precede the load,
+   * and the scan right after it finds them (all seq_cst).  Without that scan
+   * such a wake-up waited for our resignation, and a static region that
+   * needed the sleeper waited for ever (found by the model check). */
+  uint32_t seq = tt_atomic_load_seq_cst(&T.wake_seq);
+  wake_requested(T.size);
   uint64_t since = tt__now_ns();
   for (unsigned k = 0; tt_atomic_load_acquire(&w->go) == seen; k++) {
     if (k % 64 == 0 && tt__now_ns() - since >= TT_POLITE_AFTER_NS)

@@ -71,7 +71,11 @@
  * without comparing the word), MUT_NO_LEFT_RESET (no sync_reset(false) before
  * `left` would overflow), MUT_KEEP_OWNER (a host thread that finds the team
  * shut down forgets to release it), MUT_SENTINEL_NOPOLL (the sentinel does
- * not watch wake_seq; it scans only when it resigns).  MUT_SENTINEL_NOSCAN
+ * not watch wake_seq; it scans only when it resigns),
+ * MUT_SENTINEL_NOENTRYSCAN (a new sentinel does not scan after its first
+ * read of wake_seq: a holder that saw its id and bumped wake_seq just before
+ * that read leaves a wake-up nobody serves until the sentinel resigns, the
+ * lost wake-up of team.c before the scan was added).  MUT_SENTINEL_NOSCAN
  * (no scan after resigning) is caught only while nothing else scans: once a
  * new sentinel scans when it takes the role, a wake-up left by a resigning
  * sentinel is late, not lost (a worker that idles takes the role).
@@ -496,6 +500,9 @@ end_idle:
   if
   :: ok -> /* be_sentinel */
     atomic { ok = 0; poked = 0 }; /* seq = load(wake_seq) */
+#ifndef MUT_SENTINEL_NOENTRYSCAN
+    wake_requested(NP); /* what a holder left before that load */
+#endif
 end_sentinel:
     do
     :: go[me] != seen_go -> break

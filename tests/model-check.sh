@@ -111,8 +111,9 @@ for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK \
            MUT_NO_CLOSE MUT_NO_FUTEX_RECHECK MUT_NO_LEFT_RESET MUT_KEEP_OWNER; do
   check "mutant-$mut" fail -D$mut -DNW=2 -DNH=1 -DNREG=3
 done
-check mutant-MUT_SENTINEL_NOPOLL fail -DSENTINEL -DMUT_SENTINEL_NOPOLL \
-  -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
+for mut in MUT_SENTINEL_NOPOLL MUT_SENTINEL_NOENTRYSCAN; do
+  check "mutant-$mut" fail -DSENTINEL -D$mut -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
+done
 
 if [ "$failures" != 0 ]; then
   echo "model-check: $failures check(s) failed" >&2
