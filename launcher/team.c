@@ -211,7 +211,12 @@ typedef struct team {
   worker *workers; /* workers[0] unused: participant 0 is the caller */
   uint64_t spin_ns;
   size_t cpus; /* CPUs of the process's affinity mask at start */
-  bool busy_wait;
+  /* Read without the team by a thread whose try_take failed, which a
+   * restart may be rewriting: relaxed atomic. */
+  _Atomic bool busy_wait;
+  /* Worker slots, written before any worker exists (the sentinel scans
+   * them; T.size, the workers actually made, is known only later). */
+  size_t slots;
   bool sentinel;
   tt__pin pin;
   size_t requested;
@@ -371,7 +376,7 @@ static void be_sentinel(worker *w, uint32_t seen) {
    * such a wake-up waited for our resignation, and a static region that
    * needed the sleeper waited for ever (found by the model check). */
   uint32_t seq = tt_atomic_load_seq_cst(&T.wake_seq);
-  wake_requested(T.size);
+  wake_requested(T.slots);
   uint64_t since = tt__now_ns();
   for (unsigned k = 0; tt_atomic_load_acquire(&w->go) == seen; k++) {
     if (k % 64 == 0 && tt__now_ns() - since >= TT_POLITE_AFTER_NS)
@@ -381,11 +386,11 @@ static void be_sentinel(worker *w, uint32_t seen) {
     uint32_t now = tt_atomic_load_acquire(&T.wake_seq);
     if (now != seq) {
       seq = now;
-      wake_requested(T.size);
+      wake_requested(T.slots);
     }
   }
   tt_atomic_store_seq_cst(&T.sentinel_id, 0);
-  wake_requested(T.size); /* what was left to us before we resigned */
+  wake_requested(T.slots); /* what was left to us before we resigned */
 }
 
 /* More of this team's threads awake than CPUs (the caller counts as one):
@@ -500,7 +505,8 @@ static int start_locked(void) {
   static const char *const busy[] = {"serial", "wait", NULL};
   static const char *const idle[] = {"sleep", "sentinel", NULL};
   static const char *const pin[] = {"none", "cores", "numa", NULL};
-  T.busy_wait = env_choice("TEAMS_BUSY", busy, 0) == 1;
+  tt_atomic_store_relaxed(&T.busy_wait, env_choice("TEAMS_BUSY", busy, 0) == 1);
+  T.slots = n;
   T.sentinel = env_choice("TEAMS_IDLE", idle, 0) == 1;
   T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
   T.spin_ns =
@@ -566,7 +572,7 @@ static int start_locked(void) {
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
             "busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
             T.size, T.requested, (double)T.spin_ns / 1e3, idle[T.sentinel],
-            busy[T.busy_wait], pin[T.pin], topo_ms, T.start_ms,
+            busy[tt_atomic_load_relaxed(&T.busy_wait)], pin[T.pin], topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
   }
   return 0;
@@ -804,7 +810,7 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     return 0;
   }
   if (!try_take()) {
-    if (!T.busy_wait) {
+    if (!tt_atomic_load_relaxed(&T.busy_wait)) {
       run_serial(f, ctx, m, mode);
       return 0;
     }
@@ -876,7 +882,7 @@ int tt_team_get_info(tt_team_info *info) {
   info->size = T.size;
   info->requested = T.requested;
   info->spin_us = (double)T.spin_ns / 1e3;
-  info->busy_wait = T.busy_wait;
+  info->busy_wait = tt_atomic_load_relaxed(&T.busy_wait);
   info->sentinel = T.sentinel;
   info->pinned = (int)T.pin;
   info->start_ms = T.start_ms;
