@@ -92,8 +92,8 @@
  * publishes team.running with a release store after the workers exist;
  * shutdown sets team.closing (try_take then fails, so launches run serially
  * and cannot starve it) and takes the team as a holder, so no region runs
- * while workers are
- * told to exit (team.stopping, then a new go word) and joined.  After fork()
+ * while workers are told to exit (team.stopping, then a new go word) and
+ * joined.  After fork()
  * the child has none of the parent's workers: the atfork child handler
  * forgets them (their memory is leaked on purpose: another thread of the
  * parent may have been using it) and the next use starts a fresh team.
@@ -130,7 +130,8 @@
  * the close and the waits), worker_main (run_static, join, run_joined, the
  * CAS to SLEEP and the futex loop), be_sentinel and wake_requested, and
  * tt_team_shutdown; it abstracts the clock (when a worker tries to sleep),
- * `awake`, sched_yield and the memory orders.  Change both together.
+ * `awake`, team.closing (which only makes try_take fail more often),
+ * sched_yield and the memory orders.  Change both together.
  *
  * Measured and rejected: one team-wide futex word for all workers (a wake
  * cannot choose which sleepers it wakes, so a region on 2 of 16 participants
