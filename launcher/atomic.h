@@ -28,6 +28,7 @@
 #define tt_atomic_fetch_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
 #define tt_atomic_fetch_add_acq_rel(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
 #define tt_atomic_fetch_add_release(p, v) atomic_fetch_add_explicit((p), (v), memory_order_release)
+#define tt_atomic_fetch_sub_seq_cst(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
 #define tt_atomic_fetch_sub_relaxed(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
 #define tt_atomic_fetch_sub_release(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_release)
 #define tt_atomic_fetch_sub_acq_rel(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)

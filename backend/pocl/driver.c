@@ -331,12 +331,12 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
   if (name == TT_CL_DEVICE_STATS)
     {
       tt_cl_stats s = {
-        .run_by_submit = tp_atomic_load_relaxed_u64 (&d->n_run_submit),
-        .run_by_waiter = tp_atomic_load_relaxed_u64 (&d->n_run_waiter),
-        .run_by_progress = tp_atomic_load_relaxed_u64 (&d->n_run_progress),
-        .failed = tp_atomic_load_relaxed_u64 (&d->n_failed),
-        .ndrange = tp_atomic_load_relaxed_u64 (&d->n_ndrange),
-        .groups = tp_atomic_load_relaxed_u64 (&d->n_groups),
+        .run_by_submit = tt_atomic_load_relaxed (&d->n_run_submit),
+        .run_by_waiter = tt_atomic_load_relaxed (&d->n_run_waiter),
+        .run_by_progress = tt_atomic_load_relaxed (&d->n_run_progress),
+        .failed = tt_atomic_load_relaxed (&d->n_failed),
+        .ndrange = tt_atomic_load_relaxed (&d->n_ndrange),
+        .groups = tt_atomic_load_relaxed (&d->n_groups),
       };
       if (size_ret)
         *size_ret = sizeof s;

@@ -170,7 +170,7 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
     return;
   if (d->runners > 0)
     {
-      if (tp_atomic_load_seq_cst_u (&d->sleeping) > 0)
+      if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
         pthread_cond_broadcast (&d->waiters_cond);
       return;
     }
@@ -222,19 +222,19 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
         pocl_update_event_failed (ev);
       POCL_UNLOCK_OBJ (ev);
       POclReleaseEvent (ev);
-      tp_atomic_add_relaxed_u64 (&d->n_failed, 1);
+      tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
       return;
     }
   switch (by)
     {
     case BY_SUBMIT:
-      tp_atomic_add_relaxed_u64 (&d->n_run_submit, 1);
+      tt_atomic_fetch_add_relaxed (&d->n_run_submit, 1);
       break;
     case BY_WAITER:
-      tp_atomic_add_relaxed_u64 (&d->n_run_waiter, 1);
+      tt_atomic_fetch_add_relaxed (&d->n_run_waiter, 1);
       break;
     case BY_PROGRESS:
-      tp_atomic_add_relaxed_u64 (&d->n_run_progress, 1);
+      tt_atomic_fetch_add_relaxed (&d->n_run_progress, 1);
       break;
     }
   pocl_exec_command (node);
@@ -292,14 +292,14 @@ check_command_abi (_cl_command_node *node, cl_command_queue cq)
       abort ();
     }
   /* Relaxed: a flag that only saves repeating an idempotent check. */
-  tp_atomic_store_relaxed_int (&commands_checked, 1);
+  tt_atomic_store_relaxed (&commands_checked, 1);
 }
 
 /* Entered with the event locked (libpocl's submit contract); unlocks it. */
 void
 tp_submit (_cl_command_node *node, cl_command_queue cq)
 {
-  if (!tp_atomic_load_relaxed_int (&commands_checked))
+  if (!tt_atomic_load_relaxed (&commands_checked))
     check_command_abi (node, cq);
   tp_device *d = node->device->data;
   cl_event ev = node->sync.event.event;
@@ -407,19 +407,19 @@ wait_until (tp_device *d, done_fn done, void *what)
   for (;;)
     {
       drain_locked (d, BY_WAITER);
-      unsigned gen = tp_atomic_load_seq_cst_u (&d->finish_gen);
+      unsigned gen = tt_atomic_load_seq_cst (&d->finish_gen);
       pthread_mutex_unlock (&d->lock);
       int ok = done (what);
       pthread_mutex_lock (&d->lock);
       if (ok)
         break;
       if (d->ready_head == NULL
-          && tp_atomic_load_seq_cst_u (&d->finish_gen) == gen)
+          && tt_atomic_load_seq_cst (&d->finish_gen) == gen)
         {
-          tp_atomic_add_seq_cst_u (&d->sleeping, 1);
-          if (tp_atomic_load_seq_cst_u (&d->finish_gen) == gen)
+          tt_atomic_fetch_add_seq_cst (&d->sleeping, 1);
+          if (tt_atomic_load_seq_cst (&d->finish_gen) == gen)
             pthread_cond_wait (&d->waiters_cond, &d->lock);
-          tp_atomic_sub_seq_cst_u (&d->sleeping, 1);
+          tt_atomic_fetch_sub_seq_cst (&d->sleeping, 1);
         }
     }
   leave_locked (d);
@@ -444,8 +444,8 @@ void
 tp_notify_event_finished (cl_event event)
 {
   tp_device *d = event->queue->device->data;
-  tp_atomic_add_seq_cst_u (&d->finish_gen, 1);
-  if (tp_atomic_load_seq_cst_u (&d->sleeping) > 0)
+  tt_atomic_fetch_add_seq_cst (&d->finish_gen, 1);
+  if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
     {
       pthread_mutex_lock (&d->lock);
       pthread_cond_broadcast (&d->waiters_cond);

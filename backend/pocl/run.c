@@ -380,7 +380,7 @@ tp_run (void *data, _cl_command_node *cmd)
     .any_local = any_local,
     .local_bytes = local_bytes,
     .printf_cap = cmd->device->printf_buffer_size,
-    .id = tp_atomic_add_relaxed_u64 (&launch_ids, 1) + 1,
+    .id = tt_atomic_fetch_add_relaxed (&launch_ids, 1) + 1,
     .ng0 = pc->num_groups[0],
     .ng1 = pc->num_groups[1],
     .m = m,
@@ -395,8 +395,8 @@ tp_run (void *data, _cl_command_node *cmd)
     p = 1;
   run_on_team (&L, &d->set, p);
 
-  tp_atomic_add_relaxed_u64 (&d->n_ndrange, 1);
-  tp_atomic_add_relaxed_u64 (&d->n_groups, m);
+  tt_atomic_fetch_add_relaxed (&d->n_ndrange, 1);
+  tt_atomic_fetch_add_relaxed (&d->n_groups, m);
 
   for (unsigned i = 0; i < meta->num_args; ++i)
     if (meta->arg_info[i].type == POCL_ARG_TYPE_IMAGE)

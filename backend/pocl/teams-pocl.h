@@ -20,46 +20,11 @@
 #include "pocl_util.h"
 #include "pocl_workgroup_func.h"
 #include "teams/team.h"
+/* Atomics: the runtime's named wrappers, memory order in the name. */
+#include "atomic.h"
 
 /* The driver exports only pocl_pthread_init_device_ops (the slot it fills). */
 #define TP_EXPORT __attribute__ ((visibility ("default")))
-
-/* ---- atomics: the memory order is in the name ------------------------------ */
-static inline unsigned
-tp_atomic_load_seq_cst_u (_Atomic unsigned *p)
-{
-  return atomic_load_explicit (p, memory_order_seq_cst);
-}
-static inline void
-tp_atomic_add_seq_cst_u (_Atomic unsigned *p, unsigned v)
-{
-  atomic_fetch_add_explicit (p, v, memory_order_seq_cst);
-}
-static inline void
-tp_atomic_sub_seq_cst_u (_Atomic unsigned *p, unsigned v)
-{
-  atomic_fetch_sub_explicit (p, v, memory_order_seq_cst);
-}
-static inline int
-tp_atomic_load_relaxed_int (_Atomic int *p)
-{
-  return atomic_load_explicit (p, memory_order_relaxed);
-}
-static inline void
-tp_atomic_store_relaxed_int (_Atomic int *p, int v)
-{
-  atomic_store_explicit (p, v, memory_order_relaxed);
-}
-static inline uint64_t
-tp_atomic_add_relaxed_u64 (_Atomic uint64_t *p, uint64_t v)
-{
-  return atomic_fetch_add_explicit (p, v, memory_order_relaxed);
-}
-static inline uint64_t
-tp_atomic_load_relaxed_u64 (_Atomic uint64_t *p)
-{
-  return atomic_load_explicit (p, memory_order_relaxed);
-}
 
 /* ---- settings (POCL_TEAMS<n>_PARAMETERS) ------------------------------------ */
 typedef enum tp_submit_mode {
