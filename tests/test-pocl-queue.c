@@ -501,6 +501,44 @@ Test(pocl_queue_lazy, waiter_runs_else_progress_thread, .init = lazy_env,
   clReleaseMemObject(b);
 }
 
+/* A burst of enqueues on an in-order queue is one unit even when it lasts
+ * longer than the grace period: only its first command is ready at once
+ * (the rest wait for their predecessors and are not listed), but every
+ * submit tells the progress thread the host is still enqueuing.  Grace
+ * 100 ms; 100 enqueues 5 ms apart (500 ms: several graces, below the
+ * 20-grace cap); the waiter runs all of them.  Before submits counted, the
+ * progress thread took the chain one or two graces into the burst. */
+static void burst_env(void) {
+  setenv("POCL_TEAMS0_PARAMETERS", "submit=lazy,grace_us=100000", 1);
+  setup();
+}
+
+Test(pocl_queue_lazy, in_order_burst_longer_than_grace, .init = burst_env,
+     .fini = teardown, .timeout = 300) {
+  tt_cl_stats s0, s1;
+  if (clu_stats(&E, &s0) != 0)
+    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+  const size_t n = 64;
+  const int burst = 100;
+  cl_mem b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  clu_stats(&E, &s0);
+  for (int i = 0; i < burst; i++) {
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+    sleep_ms(5);
+  }
+  CLU_CHECK(clFinish(E.q));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_progress - s0.run_by_progress, 0,
+               "the progress thread ran %llu of the burst's commands",
+               (unsigned long long)(s1.run_by_progress - s0.run_by_progress));
+  cr_assert_eq(s1.run_by_waiter - s0.run_by_waiter, (uint64_t)burst);
+  expect_all(E.q, b, n, (cl_uint)burst);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
 /* Eager submit: the enqueuing thread runs a ready command itself; the
  * progress thread is never involved. */
 static void eager_env(void) {

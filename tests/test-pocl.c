@@ -5,6 +5,7 @@
  * tests/pocl.cmake runs this binary on the teams driver and again on PoCL's
  * pthread driver: the same sources must give the same results on both. */
 #include <criterion/criterion.h>
+#include <fenv.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -430,6 +431,45 @@ KERNEL_TEST(printf_lines) {
   cr_assert_eq(lines, 64);
   for (int i = 0; i < 64; i++)
     cr_assert_eq(seen[i], 1, "group %d printed %d times", i, seen[i]);
+}
+
+/* Rounding: work-groups run with round-to-nearest whatever the host thread
+ * that runs them (participant 0) had set, and that thread gets its own mode
+ * back.  1 + 2^-30 rounds to 1 to nearest and to 1 + 2^-23 upward. */
+KERNEL_TEST(round_to_nearest_and_restore) {
+  const char *src = "kernel void bump(global float *v) {\n"
+                    "  size_t i = get_global_id(0);\n"
+                    "  v[i] = v[i] + 0x1p-30f;\n"
+                    "}\n";
+  float in[64], out[64];
+  for (int i = 0; i < 64; i++)
+    in[i] = 1.0f;
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(E.ctx, 1, &src, NULL, &err);
+  CLU_CHECK(err);
+  CLU_CHECK(clBuildProgram(p, 1, &E.dev, "", NULL, NULL));
+  cl_kernel k = clu_kernel(p, "bump");
+  cl_mem b =
+      clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof in, in);
+  CLU_ARG(k, 0, b);
+  size_t g = 64, l = 8;
+  cr_assert_eq(fesetround(FE_UPWARD), 0);
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &g, &l, 0, NULL, NULL));
+  CLU_CHECK(clFinish(E.q));
+  int mode = fegetround();
+  volatile float one = 1.0f, tiny = 0x1p-30f;
+  float up = one + tiny;
+  fesetround(FE_TONEAREST);
+  cr_assert_eq(mode, FE_UPWARD, "host thread's rounding mode not restored");
+  cr_assert(up > 1.0f, "host thread not rounding upward after the command");
+  CLU_CHECK(
+      clEnqueueReadBuffer(E.q, b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  for (int i = 0; i < 64; i++)
+    cr_assert(out[i] == 1.0f, "out[%d] = %a: not rounded to nearest", i,
+              out[i]);
+  clReleaseMemObject(b);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
 }
 
 /* Flush-to-zero: a program built with -cl-denorms-are-zero flushes a

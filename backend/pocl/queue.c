@@ -17,7 +17,7 @@
  * Locks and their order
  *   event lock (PoCL's ev->pocl_lock)  ->  d->lock
  * d->lock guards the ready list (ready_head/tail, node->next of listed
- * nodes, list_since), runners, sleeping and the progress thread's state.  No
+ * nodes, list_epoch), runners, sleeping and the progress thread's state.  No
  * event or queue lock is ever taken while d->lock is held, and no lock of
  * ours is held while a command runs: pocl_exec_command ends in
  * pocl_update_event_complete, which takes the queue lock then the event lock
@@ -34,7 +34,17 @@
  * hold the event lock, and libpocl may call notify before submit.  The
  * thread that pops a node from the list (under d->lock) owns it: it runs it
  * (status SUBMITTED -> RUNNING -> COMPLETE through pocl_exec_command) or
- * fails it.  notify never runs or fails anything itself: PoCL 3.1's basic
+ * fails it.
+ *
+ * Chains.  A node made ready by a command that a waiter or submitter is
+ * running (notify on that thread, inside pocl_exec_command) is "listed" on
+ * that thread's own chain (drain_frame, thread-local) instead of the shared
+ * list, and the thread runs it right after: an in-order queue's commands
+ * then cost no d->lock and no wake-up each, and run where the previous one
+ * left its data.  The thread owns the chain's nodes exactly as a popped
+ * node; it looks at the shared list again when its chain is empty.  The
+ * progress thread keeps no chain: what it makes ready goes to the shared
+ * list, so a waiter that arrives takes over.  notify never runs or fails anything itself: PoCL 3.1's basic
  * driver deadlocks running commands inside notify, and failing there would
  * take the queue lock under two event locks.
  *
@@ -43,7 +53,7 @@
  * drain() (eager submitter, waiter, progress thread) or in a wait loop.  A
  * push (list_locked) needs a wake-up only when there is no runner:
  *   - the pushing thread drains right after (eager submit) or is draining
- *     this device (tls_draining): nothing to do;
+ *     this device (tls_frame): nothing to do;
  *   - runners > 0: signal sleeping waiters, if any;
  *   - otherwise the progress thread is armed (arm_progress_locked).
  * A runner that leaves with the list non-empty and no other runner arms the
@@ -54,12 +64,17 @@
  * only from SLEEPING (one futex call) and puts it in GRACE: pushes during
  * GRACE or RUNNING cost nothing, so a tight enqueue+wait loop pays at most
  * one wake-up per grace period.  In GRACE the thread waits until grace_ns
- * after it was armed and after the last push -- a burst of enqueues is one
- * unit, so 1000 enqueues and a clFinish run on the finishing thread -- but
- * no longer than TP_BURST_GRACES grace periods after the oldest listed
- * command; then it runs what is still listed (a waiter took it otherwise),
- * or sleeps if nothing is.  While a runner exists it sleeps: the runner
- * runs the list or re-arms it.
+ * after it was armed and after the host's last submit or push -- a burst of
+ * enqueues is one unit, so 1000 enqueues and a clFinish run on the
+ * finishing thread.  Submits count even when their command is not ready:
+ * on an in-order queue only the first of a burst is listed at once, the
+ * rest wait for their predecessor.  Submitters and pushes only change
+ * d->activity (touch(), no clock read); the thread notices a change when
+ * it wakes, so a grace ends between one and two grace periods after the
+ * last submit.  The wait is capped at TP_BURST_GRACES grace periods after
+ * the thread first saw the list non-empty; then it runs what is still
+ * listed (a waiter took it otherwise), or sleeps if nothing is.  While a
+ * runner exists it sleeps: the runner runs the list or re-arms it.
  *
  * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
  * notify_event_finished, which libpocl calls after the finished command left
@@ -98,8 +113,19 @@
 #define TP_LISTED 4
 #define TP_JIT 8
 
-/* The device this thread is draining (innermost), NULL outside drain(). */
-static __thread tp_device *tls_draining;
+/* One drain() in progress on this thread: the device, and the commands
+ * that the commands this thread ran made ready (chain).  Innermost first;
+ * NULL outside drain(). */
+typedef struct drain_frame {
+  tp_device *d;
+  int by;         /* run_by */
+  int keep_chain; /* waiters and submitters: yes; the progress thread: no */
+  _cl_command_node *head, *tail;
+  uint64_t ran, ndrange, groups; /* counts not yet added to d->n_* */
+  struct drain_frame *outer;
+} drain_frame;
+
+static __thread drain_frame *tls_frame;
 
 typedef enum push_how {
   PUSH_SELF, /* the pusher drains this device right after (eager submit) */
@@ -117,6 +143,64 @@ now_ns (void)
 }
 
 typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
+
+/* Counters (d->n_*).  A waiter or submitter counts in its drain frame and
+ * adds the totals when the frame ends, before its wait or enqueue returns:
+ * a program that reads them after its own wait sees exact values, and a
+ * command costs no read-modify-write for them (three of those, ~10 ns each
+ * in a multithreaded process, were a sixth of an empty kernel's cost).
+ * The progress thread adds at once: a waiter may see what it ran complete
+ * at any moment. */
+static _Atomic uint64_t *
+run_counter (tp_device *d, run_by by)
+{
+  switch (by)
+    {
+    case BY_SUBMIT:
+      return &d->n_run_submit;
+    case BY_WAITER:
+      return &d->n_run_waiter;
+    default:
+      return &d->n_run_progress;
+    }
+}
+
+static void
+count_run (tp_device *d, run_by by)
+{
+  drain_frame *f = tls_frame;
+  if (f != NULL && f->d == d && f->by == (int)by && by != BY_PROGRESS)
+    f->ran++;
+  else
+    tt_atomic_fetch_add_relaxed (run_counter (d, by), 1);
+}
+
+void
+tp_count_ndrange (tp_device *d, size_t groups)
+{
+  drain_frame *f = tls_frame;
+  if (f != NULL && f->d == d && f->by != BY_PROGRESS)
+    {
+      f->ndrange++;
+      f->groups += groups;
+      return;
+    }
+  tt_atomic_fetch_add_relaxed (&d->n_ndrange, 1);
+  tt_atomic_fetch_add_relaxed (&d->n_groups, groups);
+}
+
+static void
+frame_flush (drain_frame *f)
+{
+  if (f->ran)
+    tt_atomic_fetch_add_relaxed (run_counter (f->d, (run_by)f->by), f->ran);
+  if (f->ndrange)
+    {
+      tt_atomic_fetch_add_relaxed (&f->d->n_ndrange, f->ndrange);
+      tt_atomic_fetch_add_relaxed (&f->d->n_groups, f->groups);
+    }
+  f->ran = f->ndrange = f->groups = 0;
+}
 
 static void *progress_main (void *arg);
 
@@ -149,24 +233,35 @@ arm_progress_locked (tp_device *d)
     }
 }
 
+/* Every submit and push: tells the progress thread that the host is still
+ * enqueuing.  The progress thread only compares the value with the one it
+ * saw last, so a relaxed load and store do (no read-modify-write on the
+ * enqueue path); two racing submitters may store the same value, which at
+ * worst lets the progress thread start one grace period early. */
+static inline void
+touch (tp_device *d)
+{
+  tt_atomic_store_relaxed (&d->activity,
+                           tt_atomic_load_relaxed (&d->activity) + 1);
+}
+
 /* Precondition: d->lock held and the node's event locked (lock order event ->
  * d).  Appends the node and makes sure a runner will see it. */
 static void
 list_locked (tp_device *d, _cl_command_node *node, push_how how)
 {
   node->next = NULL;
-  uint64_t t = now_ns ();
   if (d->ready_tail)
     d->ready_tail->next = node;
   else
     {
       d->ready_head = node;
-      d->list_since = t;
+      d->list_epoch++;
     }
   d->ready_tail = node;
-  d->last_push = t;
+  touch (d);
 
-  if (how == PUSH_SELF || tls_draining == d)
+  if (how == PUSH_SELF || (tls_frame != NULL && tls_frame->d == d))
     return;
   if (d->runners > 0)
     {
@@ -175,6 +270,31 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
       return;
     }
   arm_progress_locked (d);
+}
+
+/* Precondition: the node's event locked, d->lock not held.  Marks the node
+ * listed and hands it to a runner: to this thread's own chain when a
+ * command this thread is running (as a waiter or submitter) made it ready
+ * -- the thread runs it next, without d->lock and without waking anyone --
+ * else to the shared list. */
+static void
+push (tp_device *d, _cl_command_node *node, push_how how)
+{
+  node->ready |= TP_LISTED;
+  drain_frame *f = tls_frame;
+  if (how == PUSH_OTHER && f != NULL && f->d == d && f->keep_chain)
+    {
+      node->next = NULL;
+      if (f->tail)
+        f->tail->next = node;
+      else
+        f->head = node;
+      f->tail = node;
+      return;
+    }
+  pthread_mutex_lock (&d->lock);
+  list_locked (d, node, how);
+  pthread_mutex_unlock (&d->lock);
 }
 
 /* Precondition: d->lock held. */
@@ -225,36 +345,39 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
       tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
       return;
     }
-  switch (by)
-    {
-    case BY_SUBMIT:
-      tt_atomic_fetch_add_relaxed (&d->n_run_submit, 1);
-      break;
-    case BY_WAITER:
-      tt_atomic_fetch_add_relaxed (&d->n_run_waiter, 1);
-      break;
-    case BY_PROGRESS:
-      tt_atomic_fetch_add_relaxed (&d->n_run_progress, 1);
-      break;
-    }
+  count_run (d, by);
   pocl_exec_command (node);
 }
 
-/* Runs listed commands until the list is empty.  Precondition: d->lock held
- * and the caller counted in d->runners; returns with d->lock held. */
+/* Runs listed commands until the list and this thread's chain are empty.
+ * Precondition: d->lock held and the caller counted in d->runners; returns
+ * with d->lock held. */
 static void
 drain_locked (tp_device *d, run_by by)
 {
-  tp_device *outer = tls_draining;
-  tls_draining = d;
+  drain_frame f = { .d = d, .by = by, .keep_chain = by != BY_PROGRESS,
+                    .outer = tls_frame };
+  tls_frame = &f;
   _cl_command_node *n;
   while ((n = pop_locked (d)) != NULL)
     {
       pthread_mutex_unlock (&d->lock);
-      run_node (d, n, by);
+      for (;;)
+        {
+          run_node (d, n, by);
+          /* Commands n made ready (pushed during run_node): this thread's,
+           * in the order they were made ready. */
+          if ((n = f.head) == NULL)
+            break;
+          f.head = n->next;
+          if (f.head == NULL)
+            f.tail = NULL;
+          n->next = NULL;
+        }
       pthread_mutex_lock (&d->lock);
     }
-  tls_draining = outer;
+  frame_flush (&f);
+  tls_frame = f.outer;
 }
 
 static void
@@ -303,6 +426,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
     check_command_abi (node, cq);
   tp_device *d = node->device->data;
   cl_event ev = node->sync.event.event;
+  touch (d);
 
   /* Resolve the work-group function (JIT, 0.2-0.3 s cold) here, before the
    * event can go RUNNING, as basic does. */
@@ -330,12 +454,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
     }
   int eager = d->set.submit == TP_SUBMIT_EAGER;
   if (listed)
-    {
-      node->ready |= TP_LISTED;
-      pthread_mutex_lock (&d->lock);
-      list_locked (d, node, eager ? PUSH_SELF : PUSH_OTHER);
-      pthread_mutex_unlock (&d->lock);
-    }
+    push (d, node, eager ? PUSH_SELF : PUSH_OTHER);
   POCL_UNLOCK_OBJ (ev);
   if (listed && eager)
     drain (d, BY_SUBMIT);
@@ -361,10 +480,7 @@ tp_notify (cl_device_id device, cl_event event, cl_event finished)
         return;
       pocl_update_event_submitted (event);
     }
-  node->ready |= TP_LISTED;
-  pthread_mutex_lock (&d->lock);
-  list_locked (d, node, PUSH_OTHER);
-  pthread_mutex_unlock (&d->lock);
+  push (d, node, PUSH_OTHER);
 }
 
 /* clFlush: every listed command already reaches a runner or the progress
@@ -467,6 +583,11 @@ static void *
 progress_main (void *arg)
 {
   tp_device *d = arg;
+  /* What this thread saw, and when: the activity value (quiet_from: when
+   * it last changed) and the list's epoch (first_seen: when this thread
+   * first saw the list non-empty since it last was empty). */
+  uint64_t seen_activity = 0, quiet_from = 0;
+  uint64_t seen_epoch = 0, first_seen = 0;
   pthread_mutex_lock (&d->lock);
   while (!d->shutdown)
     {
@@ -478,14 +599,26 @@ progress_main (void *arg)
           pthread_cond_wait (&d->progress_cond, &d->lock);
           continue;
         }
-      /* Due: grace after arming and after the last push, capped at
-       * TP_BURST_GRACES graces after the oldest listed command. */
+      /* Due: grace after arming and after the host's last submit or push
+       * (as this thread saw it), capped at TP_BURST_GRACES graces after it
+       * saw the list non-empty. */
       uint64_t t = now_ns (), g = d->set.grace_ns;
+      uint64_t act = tt_atomic_load_relaxed (&d->activity);
+      if (act != seen_activity)
+        {
+          seen_activity = act;
+          quiet_from = t;
+        }
+      if (d->list_epoch != seen_epoch)
+        {
+          seen_epoch = d->list_epoch;
+          first_seen = t;
+        }
       uint64_t due = d->armed_at + g;
       if (d->ready_head != NULL)
         {
-          uint64_t quiet = d->last_push + g;
-          uint64_t cap = d->list_since + (uint64_t)TP_BURST_GRACES * g;
+          uint64_t quiet = quiet_from + g;
+          uint64_t cap = first_seen + (uint64_t)TP_BURST_GRACES * g;
           uint64_t list_due = quiet < cap ? quiet : cap;
           if (list_due > due)
             due = list_due;

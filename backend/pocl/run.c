@@ -16,7 +16,7 @@
  * memory, 128-aligned), a copy of the command's pocl_context whose printf
  * buffer and position are this participant's, and the local memory itself.
  * A participant sets its scratch up on its first chunk of a launch, detected
- * by the launch's id (unique per process, from a relaxed counter): no
+ * by the launch's id (unique per process, next_launch_id): no
  * allocation per launch once warm, nothing indexed by participant number, so
  * a serial run on another thread beside a team region (the busy rule) cannot
  * collide with it.
@@ -29,9 +29,13 @@
  *
  * Floating-point state: PoCL compiles the flush-to-zero choice into the
  * program (program->flush_denorms) and the kernel may change the rounding
- * mode, so each chunk saves MXCSR, sets FTZ as the program asks and the
- * default rounding before every work-group, and restores MXCSR at the end of
- * the chunk: the team's workers also run C-launcher loops.
+ * mode, so each chunk saves the floating-point controls, sets FTZ as the
+ * program asks and round-to-nearest, puts them back before a work-group
+ * when the previous one changed them, and restores the saved controls at
+ * the end of the chunk: the team's workers also run C-launcher loops.  On
+ * x86-64 this is one MXCSR read per work-group and a write only where a
+ * control bit differs (fp_* below; PoCL's save/set/restore calls cost
+ * five writes per chunk, a visible share of an empty kernel's 0.6 us).
  *
  * printf: each participant's buffer is written to stdout at the end of each
  * of its chunks (when non-empty), by that participant; pthread writes once
@@ -90,7 +94,25 @@ struct part {
 static __thread struct part tls_part;
 static pthread_key_t part_key;
 static pthread_once_t part_once = PTHREAD_ONCE_INIT;
-static _Atomic uint64_t launch_ids;
+/* Launch ids: unique per process.  A thread takes a block of
+ * TP_LAUNCH_IDS ids from the shared counter when it has none left and
+ * hands them out itself: one read-modify-write per 2^20 launches instead of
+ * one per launch (~10 ns, visible on an empty kernel).  Id 0 means none. */
+#define TP_LAUNCH_IDS ((uint64_t)1 << 20)
+static _Atomic uint64_t launch_blocks;
+static __thread uint64_t tls_launch_next, tls_launch_end;
+
+static uint64_t
+next_launch_id (void)
+{
+  if (tls_launch_next == tls_launch_end)
+    {
+      tls_launch_next
+          = tt_atomic_fetch_add_relaxed (&launch_blocks, TP_LAUNCH_IDS) + 1;
+      tls_launch_end = tls_launch_next + TP_LAUNCH_IDS;
+    }
+  return tls_launch_next++;
+}
 
 static void
 part_free (void *p)
@@ -156,6 +178,78 @@ part_setup (struct part *pt, const struct launch *L)
   pt->launch_id = L->id;
 }
 
+/* The floating-point controls a work-group starts with (see the protocol):
+ * fp_enter returns the caller's, fp_reset restores the work-group's before
+ * each group, fp_leave restores the caller's. */
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <xmmintrin.h>
+/* MXCSR control bits: DAZ (6), exception masks (7-12), rounding (13-14),
+ * FTZ (15); bits 0-5 are sticky exception flags, left alone. */
+#define TP_MXCSR_CONTROL 0xffc0u
+#define TP_MXCSR_FLUSH 0x8040u /* FTZ | DAZ */
+#define TP_MXCSR_ROUND 0x6000u
+
+typedef unsigned tp_fp;
+
+static inline tp_fp
+fp_target (unsigned ftz, unsigned cur)
+{
+  unsigned c = cur & TP_MXCSR_CONTROL & ~(TP_MXCSR_FLUSH | TP_MXCSR_ROUND);
+  return c | (ftz ? TP_MXCSR_FLUSH : 0); /* round to nearest: 0 */
+}
+
+static inline void
+fp_reset (tp_fp want)
+{
+  unsigned cur = _mm_getcsr ();
+  if ((cur & TP_MXCSR_CONTROL) != want)
+    _mm_setcsr ((cur & ~TP_MXCSR_CONTROL) | want);
+}
+
+static inline tp_fp
+fp_enter (unsigned ftz, tp_fp *want)
+{
+  unsigned cur = _mm_getcsr ();
+  *want = fp_target (ftz, cur);
+  fp_reset (*want);
+  return cur & TP_MXCSR_CONTROL;
+}
+
+static inline void
+fp_leave (tp_fp saved)
+{
+  fp_reset (saved);
+}
+#else
+typedef struct tp_fp {
+  unsigned rm, ftz;
+} tp_fp;
+
+static inline void
+fp_reset (tp_fp want)
+{
+  (void)want;
+  pocl_set_default_rm ();
+}
+
+static inline tp_fp
+fp_enter (unsigned ftz, tp_fp *want)
+{
+  tp_fp saved = { pocl_save_rm (), pocl_save_ftz () };
+  pocl_set_ftz (ftz);
+  pocl_set_default_rm ();
+  *want = saved;
+  return saved;
+}
+
+static inline void
+fp_leave (tp_fp saved)
+{
+  pocl_restore_ftz (saved.ftz);
+  pocl_restore_rm (saved.rm);
+}
+#endif
+
 static void
 run_groups (const struct launch *L, size_t begin, size_t end)
 {
@@ -163,16 +257,15 @@ run_groups (const struct launch *L, size_t begin, size_t end)
   if (pt->launch_id != L->id)
     part_setup (pt, L);
 
-  unsigned rm = pocl_save_rm ();
-  unsigned ftz = pocl_save_ftz ();
-  pocl_set_ftz (L->ftz);
+  tp_fp want;
+  tp_fp saved = fp_enter (L->ftz, &want);
 
   size_t slice = L->ng0 * L->ng1;
   size_t gz = begin / slice, r = begin % slice;
   size_t gy = r / L->ng0, gx = r % L->ng0;
   for (size_t g = begin; g < end; ++g)
     {
-      pocl_set_default_rm ();
+      fp_reset (want);
       L->wg ((uchar *)pt->args, (uchar *)pt->pc, gx, gy, gz);
       if (++gx == L->ng0)
         {
@@ -185,8 +278,7 @@ run_groups (const struct launch *L, size_t begin, size_t end)
         }
     }
 
-  pocl_restore_ftz (ftz);
-  pocl_restore_rm (rm);
+  fp_leave (saved);
 
   if (pt->printf_pos > 0)
     {
@@ -380,7 +472,7 @@ tp_run (void *data, _cl_command_node *cmd)
     .any_local = any_local,
     .local_bytes = local_bytes,
     .printf_cap = cmd->device->printf_buffer_size,
-    .id = tt_atomic_fetch_add_relaxed (&launch_ids, 1) + 1,
+    .id = next_launch_id (),
     .ng0 = pc->num_groups[0],
     .ng1 = pc->num_groups[1],
     .m = m,
@@ -395,8 +487,7 @@ tp_run (void *data, _cl_command_node *cmd)
     p = 1;
   run_on_team (&L, &d->set, p);
 
-  tt_atomic_fetch_add_relaxed (&d->n_ndrange, 1);
-  tt_atomic_fetch_add_relaxed (&d->n_groups, m);
+  tp_count_ndrange (d, m);
 
   for (unsigned i = 0; i < meta->num_args; ++i)
     if (meta->arg_info[i].type == POCL_ARG_TYPE_IMAGE)

@@ -73,8 +73,7 @@ typedef struct tp_device {
   _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
   _cl_command_node *ready_tail;
   unsigned runners;              /* threads that will look at the list */
-  uint64_t list_since;           /* when the list last became non-empty */
-  uint64_t last_push;            /* when a command was last listed */
+  uint64_t list_epoch;           /* bumped when the list becomes non-empty */
   uint64_t armed_at;             /* when the progress thread was last armed */
   int progress_started;
   int progress_state;            /* TP_PROGRESS_* */
@@ -85,8 +84,11 @@ typedef struct tp_device {
   _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
                                     waiters_cond; written under lock */
   _Atomic unsigned finish_gen;   /* bumped after every finished command */
+  _Atomic uint64_t activity;     /* changes at every submit and push: the
+                                    host is still enqueuing (touch()) */
 
-  /* Counters for tests and benchmarks (relaxed; approximate under races). */
+  /* Counters for tests and benchmarks (queue.c: exact once the thread that
+   * ran a command has left its drain; relaxed). */
   _Atomic uint64_t n_run_submit;   /* commands run by the submitting thread */
   _Atomic uint64_t n_run_waiter;   /* ... by a thread waiting for them */
   _Atomic uint64_t n_run_progress; /* ... by the progress thread */
@@ -104,6 +106,9 @@ void tp_wait_event (cl_device_id device, cl_event event);
 void tp_notify_event_finished (cl_event event);
 int tp_queue_init (tp_device *d);
 void tp_queue_fini (tp_device *d);
+
+/* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
+void tp_count_ndrange (tp_device *d, size_t groups);
 
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
 void tp_run (void *data, _cl_command_node *cmd);
