@@ -69,6 +69,8 @@ typedef struct device_def {
 static const device_def devices[] = {
     {"teams", "teams", TT_POCL_VENDORS, NULL},
     {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy"},
+    /* One participant: the serial time, so that ideal = serial / CPUs. */
+    {"teams/serial", "teams", TT_POCL_VENDORS, "cu=1"},
     {"pthread", "pthread", TT_POCL_SYSTEM_VENDORS, NULL},
     {"basic", "basic", TT_POCL_VENDORS, NULL},
 };
@@ -91,7 +93,8 @@ static const section_def sections[] = {
     {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
      {"teams", "teams/greedy", "pthread", NULL}, {NULL}},
     {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
-     "pthread", "tri", 5, 3, {"teams", "teams/greedy", "pthread", NULL}, {NULL}},
+     "pthread", "tri", 5, 3,
+     {"teams", "teams/greedy", "teams/serial", "pthread", NULL}, {NULL}},
     {"cl-first", "build + first launch of axpy (2^16 items, local 64)",
      "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}},
 };
