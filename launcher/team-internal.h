@@ -47,6 +47,13 @@ size_t tt__team_size(void);
  * demand, so nothing is allocated on the launch path once warm. */
 void *tt__scratch(size_t size);
 
+/* Tests of the generation wrap (team.c, "A worker notices a region"):
+ * moves the generation counter forward so that `left` regions remain before
+ * the next one wraps (0: the next region's word wraps and a resync runs
+ * first); does nothing when fewer remain.  Returns how many remain
+ * (UINT32_MAX only asks).  Starts the team; waits for it. */
+uint32_t tt__team_skip_to_wrap(uint32_t left);
+
 /* CPU (PU os index) participant i is pinned to, or -1 when unpinned. */
 int tt__participant_cpu(size_t participant);
 

@@ -38,10 +38,19 @@
  * system call is made only when someone sleeps.  A greedy/each region first
  * resets region.sync to (g, open, left 0, active kept).
  *
- * A worker notices a region by its go word changing, so the holder never
- * hands a worker the go word it handed it last (fresh_go skips such a
- * generation): the 30-bit generations wrap, and a worker left out of every
- * region for 2^30 - 1 of them would otherwise miss the next.
+ * A worker notices a region by its go word changing (it compares with the
+ * word it saw last), so no worker may be handed a word equal to the one it
+ * last saw.  Generations grow by one per region, and a worker's last seen
+ * word is one handed to it earlier, so no new word can equal it -- until the
+ * 30-bit generation wraps.  Before it wraps (every 2^30 - 1 regions) the
+ * holder runs an empty static region on every worker (next_go's resync):
+ * each worker must see that region's word to run its chunk, so after it
+ * every worker's last seen word is the resync's, and the generations the
+ * round hands out next are all larger.  The resyncs take generations 1 and
+ * 2 in turn, which no region uses: a worker that only a resync named in a
+ * whole round still holds the previous resync's word.  Without it, a worker that did
+ * not look at its go word for a whole round (handed a greedy region that
+ * ended without it, or left out of every region) could miss the next one.
  *
  * No lost wake-up: a worker sleeps only after CAS(go: seen -> seen|SLEEP)
  * succeeded, and then futex_wait(go, seen|SLEEP).  The holder's exchange and
@@ -125,7 +134,7 @@
  * The model: launcher/team.pml models this protocol for spin and
  * tests/model-check.sh checks it in the test suite (sleep and sentinel
  * modes, with mutants that must fail).  It covers try_take/take_waiting and
- * release, run_parallel (fresh_go, sync_reset, the descriptor hand-off, the
+ * release, run_parallel (next_go and its resync, sync_reset, the descriptor hand-off, the
  * exchange and wake, the delegation to the sentinel, run_greedy's claims,
  * the close and the waits), worker_main (run_static, join, run_joined, the
  * CAS to SLEEP and the futex loop), be_sentinel and wake_requested, and
@@ -183,7 +192,6 @@ typedef struct worker {
   /* The descriptor of the last region handed to this worker: written by the
    * holder before its exchange of go, read by the worker after it sees go
    * change (static) or after it joined (greedy/each). */
-  uint32_t last_go; /* holder-only: the go word last handed over */
   void (*f)(void *, size_t);
   void *ctx;
   size_t m, p;
@@ -203,7 +211,8 @@ typedef struct region {
 typedef struct team {
   _Alignas(TT_CACHE_PAD) _Atomic uintptr_t owner;
   _Atomic uint32_t running_gen;
-  uint32_t gen;       /* holder-only */
+  uint32_t gen;       /* holder-only: the last generation handed out */
+  uint32_t resync_gen; /* holder-only: the last resync's (1 or 2) */
   unsigned left_base; /* holder-only: region.sync's `left` as last known */
   region r;
 
@@ -551,7 +560,8 @@ static int start_locked(void) {
   tt_atomic_store_relaxed(&T.sentinel_id, 0);
   tt_atomic_store_relaxed(&T.r.sync, 0);
   tt_atomic_store_relaxed(&T.running_gen, 0);
-  T.gen = 0;
+  T.gen = 2; /* regions start at generation 3 (next_go) */
+  T.resync_gen = 2;
   T.left_base = 0;
   size_t made = 1;
   for (size_t i = 1; i < n; i++) {
@@ -625,32 +635,20 @@ static void take_waiting(void) { take_waiting_with(try_take); }
 
 static void release(void) { tt_atomic_store_release(&T.owner, 0); }
 
-/* The next generation, skipping 0: that is every new worker's initial go
- * word, so publishing it would go unnoticed.  Precondition: team held. */
-static uint32_t next_gen(void) {
-  T.gen = (T.gen + 1) & GEN_MASK;
-  if (T.gen == 0)
-    T.gen = 1;
-  return T.gen;
-}
 
-/* The go word for the next generation, handed to workers 1..p-1: never
- * equal to the last go word handed to any of them.  A worker compares its
- * go word with the last one it saw, so a word equal to that one would go
- * unnoticed; generations wrap after 2^30 - 1, and a worker that no region
- * names for that long (a few minutes of back-to-back loops) would otherwise
- * miss the region that finally names it, and a static one would wait for it
- * forever.  Such a generation is skipped for all (at most p - 1 skips).
- * Precondition: team held. */
-static uint32_t fresh_go(size_t p, uint32_t flags) {
-  for (;;) {
-    uint32_t go = (next_gen() << GO_GEN_SHIFT) | flags;
-    size_t i = 1;
-    while (i < p && T.workers[i].last_go != go)
-      i++;
-    if (i == p)
-      return go;
-  }
+static uint32_t next_go(uint32_t flags);
+
+uint32_t tt__team_skip_to_wrap(uint32_t left) {
+  if (ensure_started() != 0)
+    return 0;
+  take_waiting();
+  /* Forward only: a generation handed out since the last wrap must not be
+   * handed out again before the next one. */
+  if (left < GEN_MASK - T.gen)
+    T.gen = GEN_MASK - left;
+  uint32_t now = GEN_MASK - T.gen;
+  release();
+  return now;
 }
 
 int tt_team_shutdown(void) {
@@ -663,8 +661,9 @@ int tt_team_shutdown(void) {
   }
   tt_atomic_store_relaxed(&T.closing, 1);
   take_waiting_with(take_cas);
+  /* Before `stopping`: a resync is a region every worker must run. */
+  uint32_t bye = next_go(0);
   tt_atomic_store_release(&T.stopping, 1);
-  uint32_t bye = fresh_go(T.size, 0);
   for (size_t i = 1; i < T.size; i++) {
     uint32_t old = tt_atomic_exchange_acq_rel(&T.workers[i].go, bye);
     if (old & GO_SLEEP)
@@ -737,11 +736,12 @@ static void sync_reset(bool open, uint32_t gen) {
   while (!tt_atomic_cas_weak_acq_rel(&T.r.sync, &old, fresh));
 }
 
-/* Precondition: the caller holds the team; 2 <= p <= T.size. */
-static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
-                         size_t p, tt__mode mode) {
+/* Publishes the region of go word `go` to workers 1..p-1, runs the
+ * holder's share and waits for the region's end.  Precondition: the caller
+ * holds the team; 2 <= p <= T.size; go from next_go (or the resync's). */
+static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
+                       size_t m, size_t p, tt__mode mode) {
   region *r = &T.r;
-  uint32_t go = fresh_go(p, mode == TT__MODE_STATIC ? GO_STATIC : 0);
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T.running_gen, gen);
   unsigned left_target = 0;
@@ -765,7 +765,6 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
     w->m = m;
     w->p = p;
     w->mode = mode;
-    w->last_go = go;
     uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
@@ -801,6 +800,37 @@ static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
     if (SYNC_ACTIVE(w) != 0)
       WAIT_UNTIL(SYNC_ACTIVE(tt_atomic_load_acquire(&r->sync)) == 0);
   }
+}
+
+static void noop_chunk(void *ctx, size_t c) {
+  (void)ctx;
+  (void)c;
+}
+
+/* The go word of the next generation (see "A worker notices a region" in
+ * the protocol).  Generations 1 and 2 belong to the resyncs, which
+ * alternate between them: a worker that no region named since the last
+ * resync still holds that resync's word, so the next one must differ from
+ * it.  Regions take 3, 4, ... GEN_MASK; 0 is every new worker's initial
+ * word.  Precondition: team held, nothing published yet for the region the
+ * word is for. */
+static uint32_t next_go(uint32_t flags) {
+  if (T.gen == GEN_MASK) {
+    T.resync_gen = T.resync_gen == 1 ? 2 : 1;
+    if (T.size > 1)
+      run_region((T.resync_gen << GO_GEN_SHIFT) | GO_STATIC, noop_chunk, NULL,
+                 T.size, T.size, TT__MODE_STATIC);
+    T.gen = 2;
+  }
+  T.gen++;
+  return (T.gen << GO_GEN_SHIFT) | flags;
+}
+
+/* Precondition: the caller holds the team; 2 <= p <= T.size. */
+static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
+                         size_t p, tt__mode mode) {
+  run_region(next_go(mode == TT__MODE_STATIC ? GO_STATIC : 0), f, ctx, m, p,
+             mode);
 }
 
 static bool in_openmp_parallel(void) {

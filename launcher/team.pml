@@ -5,8 +5,9 @@
  *   - host threads that take team.owner by CAS (try_take) and, when that
  *     fails, run serially (the busy rule) or, with -DBUSY_WAIT, wait for the
  *     team (take_waiting); the check of team.running once held; the release;
- *   - run_parallel: fresh_go (the next generation whose go word differs from
- *     the last one handed to each needed worker); a static region's target
+ *   - run_parallel: next_go (the next generation; before the generation
+ *     wraps, the resync: an empty static region on every worker, whose
+ *     generation alternates between 1 and 2); a static region's target
  *     for the free-running
  *     `left` (with the sync_reset(false) that keeps it from carrying into
  *     `closed`); a greedy/each region's reset of region.next and
@@ -26,7 +27,8 @@
  *     the value (atomically), futex_wake dequeues it, and up to SPURIOUS
  *     returns without a wake (spurious, EINTR from a signal) per run;
  *   - tt_team_shutdown, concurrent with the host threads: take_waiting,
- *     stopping, fresh_go for every worker, its exchange (+ wake), join,
+ *     next_go (with its resync) before stopping, then stopping, the go word
+ *     for every worker, its exchange (+ wake), join,
  *     running = 0, release;
  *   - with -DSENTINEL (TEAMS_IDLE=sentinel): a worker whose deadline passed
  *     first tries CAS(team.sentinel_id: 0 -> its id); be_sentinel (load
@@ -80,17 +82,13 @@
  * new sentinel scans when it takes the role, a wake-up left by a resigning
  * sentinel is late, not lost (a worker that idles takes the role).
  *
- * Generations wrap modulo GENMOD (2^30 in team.c); the configurations of
- * tests/model-check.sh never wrap.  -DGENMOD=3 -DMUT_NO_FRESH_GO (plain
- * next_gen, team.c before b7d0ebd) shows a worker left out of every region
- * for a whole round of generations missing the next one.  -DGENMOD=4 (more
- * than NW + 1, so that fresh_go finds a free generation) -DNREG=3 shows what
- * fresh_go leaves: it compares with the go word last *handed* to a worker,
- * but a worker that has not looked at that one yet (handed a greedy region
- * that ended without it) still compares with an older one, so a worker that
- * does not run at all while the generations go round once (2^30 - 1 regions)
- * can still miss a region, and shutdown or a static region then waits for
- * it forever.
+ * Generations wrap modulo GENMOD (2^30 in team.c): regions take 3 ..
+ * GENMOD - 1, resyncs 1 and 2 in turn.  The default GENMOD never wraps in
+ * these bounded runs; tests/model-check.sh wraps with GENMOD = 4 and 5.
+ * MUT_NO_RESYNC (generations restart at 1 with no resync: a worker that
+ * looked at no go word for a whole round may be handed the word it still
+ * holds) and MUT_SAME_RESYNC (every resync takes generation 1: a worker that
+ * only the last resync named holds that word) must be caught.
  */
 
 #ifndef NW
@@ -140,8 +138,8 @@
 
 /* ---- team.c's words ---- */
 byte owner;        /* team.owner: 0, a host thread 1..NH, or NH+1 (shutdown) */
-byte tgen;         /* team.gen (holder-only) */
-byte last_go[NP];  /* worker.last_go (holder-only) */
+byte tgen = 2;     /* team.gen (holder-only): regions start at 3 */
+byte resync_gen = 2; /* team.resync_gen (holder-only) */
 byte left_base;    /* team.left_base (holder-only) */
 bool running = 1;  /* team.running */
 bool stopping;     /* team.stopping */
@@ -230,42 +228,14 @@ inline run_greedy(me, m, p) {
   od
 }
 
-/* fresh_go: the go word of the next generation (with flags) that differs
- * from the last one handed to each of workers 1..upto-1.  Holder-only data:
- * one step.  Leaves the generation in tgen and the word in gw. */
-inline fresh_go(upto, flags) {
+/* run_region, by the holder `me`, of go word gw (next_go's, or the
+ * resync's); keep: leave the team held at the end (a resync, which a region
+ * or the shutdown follows).  Precondition: me holds the team.  Locals are
+ * cleared once used so that states differing only in dead values are one
+ * state. */
+inline run_region(me, m, p, mode, keep) {
   atomic {
-    do
-    :: tgen = (tgen + 1) % GENMOD;
-      if
-      :: tgen == 0 -> tgen = 1
-      :: else
-      fi;
-      gw = tgen * 4 + flags;
-#ifdef MUT_NO_FRESH_GO
-      break
-#else
-      i = 1;
-      do
-      :: i < upto && last_go[i] != gw -> i++
-      :: else -> break
-      od;
-      if
-      :: i == upto -> i = 0; break
-      :: else
-      fi
-#endif
-    od
-  }
-}
-
-/* run_parallel, by the holder `me`.  Precondition: me holds the team.
- * Locals are cleared once used so that states differing only in dead
- * values are one state. */
-inline run_parallel(me, m, p, mode) {
-  fresh_go(p, (mode == ST_STATIC -> GO_STATIC : 0));
-  atomic {
-    g = tgen;
+    g = GO_GEN(gw);
     c = 0;
     do /* ghost: the new region's chunk counts */
     :: c < MAXCH -> cnt[c] = 0; c++
@@ -301,7 +271,6 @@ inline run_parallel(me, m, p, mode) {
   :: i < p ->
     atomic { /* the descriptor, plain stores into worker i's line */
       assert(!inuse[i]);
-      last_go[i] = gw;
       d_gen[i] = g;
       d_m[i] = m;
       d_p[i] = p;
@@ -375,8 +344,42 @@ inline run_parallel(me, m, p, mode) {
     od;
     g = 0;
     gw = 0;
-    owner = 0
+    if
+    :: keep
+    :: else -> owner = 0
+    fi
   }
+}
+
+/* next_go: the go word of the next generation, in gw (holder-only data:
+ * one step), after the resync when the generation is about to wrap. */
+inline next_go(me, flags) {
+  if
+  :: tgen == GENMOD - 1 ->
+#if defined(MUT_NO_RESYNC)
+    tgen = 0
+#else
+#ifdef MUT_SAME_RESYNC
+    resync_gen = 1;
+#else
+    resync_gen = (resync_gen == 1 -> 2 : 1);
+#endif
+    gw = resync_gen * 4 + GO_STATIC;
+    run_region(me, NP, NP, ST_STATIC, 1);
+    tgen = 2
+#endif
+  :: else
+  fi;
+  atomic {
+    tgen++;
+    assert(tgen < GENMOD);
+    gw = tgen * 4 + flags
+  }
+}
+
+inline run_parallel(me, m, p, mode) {
+  next_go(me, (mode == ST_STATIC -> GO_STATIC : 0));
+  run_region(me, m, p, mode, 0)
 }
 
 proctype Holder(byte me) {
@@ -569,13 +572,15 @@ out:
 
 /* tt_team_shutdown, from a thread of its own */
 proctype Shutdown() {
-  byte i, prev, gw;
+  byte k, g, gw, i, prev, c, w, j, b, seen, target;
+  bool asleep;
+  byte me = NH + 1;
 #ifdef SHUTDOWN_LAST
   done == NH; /* after the host threads' regions */
 #endif
   atomic { owner == 0 -> owner = NH + 1 } /* take_waiting */
+  next_go(me, 0);
   stopping = 1;
-  fresh_go(NP, 0);
   i = 1;
   do
   :: i <= NW ->

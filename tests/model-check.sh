@@ -106,11 +106,20 @@ check sentinel-2w-3r-static pass -DSENTINEL -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
 check sentinel-2w-2h-static pass -DSENTINEL -DNW=2 -DNH=2 -DNREG=1 -DMODES=1
 check sentinel-3w-1r-static pass -DSENTINEL -DNW=3 -DNH=1 -DNREG=1 -DMODES=1
 
+# The generation wrap (GENMOD 2^30 in team.c): with GENMOD 4 a resync
+# precedes every region (generation 3 only), with 5 every other one; the
+# resyncs alternate between generations 1 and 2.
+check wrap-2w-3r-g4 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
+check wrap-2w-3r-g5 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=5
+check sentinel-wrap-2w-2r-static pass -DSENTINEL -DNW=2 -DNH=1 -DNREG=2 -DGENMOD=4 -DMODES=1
+
 # Mutations that must be caught.
 for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK \
            MUT_NO_CLOSE MUT_NO_FUTEX_RECHECK MUT_NO_LEFT_RESET MUT_KEEP_OWNER; do
   check "mutant-$mut" fail -D$mut -DNW=2 -DNH=1 -DNREG=3
 done
+check mutant-MUT_SAME_RESYNC fail -DMUT_SAME_RESYNC -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
+check mutant-MUT_NO_RESYNC fail -DMUT_NO_RESYNC -DNW=2 -DNH=1 -DNREG=4 -DGENMOD=4
 for mut in MUT_SENTINEL_NOPOLL MUT_SENTINEL_NOENTRYSCAN; do
   check "mutant-$mut" fail -DSENTINEL -D$mut -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
 done
