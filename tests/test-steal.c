@@ -11,7 +11,7 @@
  *  - range.*: the real team, multiple host threads, random sizes and grains
  *    with fixed seeds, counting every index.  These stress tests are not
  *    benchmarks: they assert no timings and print none.
- * Linked with teams_static (tests/steal.cmake) for the internal functions. */
+ * Linked with teams_static (tests/internal.cmake) for the internal functions. */
 #include <criterion/criterion.h>
 #include <hwloc.h>
 #include <pthread.h>
