@@ -223,7 +223,10 @@ typedef struct team {
    * threads launching back to back cannot starve the shutdown (200
    * restart cycles took 136 s under load before).  A hint: relaxed. */
   _Atomic int closing;
-  size_t size; /* participants, workers + caller */
+  /* Participants, workers + caller.  Written under the lifecycle lock (start
+   * before team.running's release store; shutdown while holding the team);
+   * tt_team_size reads it with neither, so it is atomic: team_size(). */
+  _Atomic size_t size;
   worker *workers; /* workers[0] unused: participant 0 is the caller */
   uint64_t spin_ns;
   size_t cpus; /* CPUs of the process's affinity mask at start */
@@ -255,6 +258,8 @@ typedef struct team {
 } team;
 
 static team T;
+
+static size_t team_size(void) { return tt_atomic_load_relaxed(&T.size); }
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -505,7 +510,7 @@ static void atfork_child(void) {
   tt_atomic_store_relaxed(&T.owner, 0);
   tt_atomic_store_relaxed(&T.sentinel_id, 0);
   T.workers = NULL;
-  T.size = 0;
+  tt_atomic_store_relaxed(&T.size, 0);
   pthread_mutex_init(&lifecycle, NULL);
 }
 static void install_atfork(void) {
@@ -577,7 +582,7 @@ static int start_locked(void) {
     made++;
   }
   free(cpus_of);
-  T.size = made;
+  tt_atomic_store_relaxed(&T.size, made);
   tt_atomic_store_relaxed(&T.awake, made - 1);
   T.start_ms = (double)(tt__now_ns() - t0) / 1e6;
   tt_atomic_store_release(&T.running, 1);
@@ -589,7 +594,7 @@ static int start_locked(void) {
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
             "busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
-            T.size, T.requested, (double)T.spin_ns / 1e3, idle[T.sentinel],
+            team_size(), T.requested, (double)T.spin_ns / 1e3, idle[T.sentinel],
             busy[tt_atomic_load_relaxed(&T.busy_wait)], pin[T.pin], topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
   }
@@ -664,16 +669,16 @@ int tt_team_shutdown(void) {
   /* Before `stopping`: a resync is a region every worker must run. */
   uint32_t bye = next_go(0);
   tt_atomic_store_release(&T.stopping, 1);
-  for (size_t i = 1; i < T.size; i++) {
+  for (size_t i = 1; i < team_size(); i++) {
     uint32_t old = tt_atomic_exchange_acq_rel(&T.workers[i].go, bye);
     if (old & GO_SLEEP)
       tt__futex_wake(&T.workers[i].go, 1);
   }
-  for (size_t i = 1; i < T.size; i++)
+  for (size_t i = 1; i < team_size(); i++)
     pthread_join(T.workers[i].thread, NULL);
   free(T.workers);
   T.workers = NULL;
-  T.size = 0;
+  tt_atomic_store_relaxed(&T.size, 0);
   /* Give the thread pinned as participant 0 its mask back (only possible
    * from that thread itself; another thread leaves it pinned). */
   if (T.has_pinned_caller && pthread_equal(pthread_self(), T.pinned_caller))
@@ -817,9 +822,10 @@ static void noop_chunk(void *ctx, size_t c) {
 static uint32_t next_go(uint32_t flags) {
   if (T.gen == GEN_MASK) {
     T.resync_gen = T.resync_gen == 1 ? 2 : 1;
-    if (T.size > 1)
+    size_t n = team_size();
+    if (n > 1)
       run_region((T.resync_gen << GO_GEN_SHIFT) | GO_STATIC, noop_chunk, NULL,
-                 T.size, T.size, TT__MODE_STATIC);
+                 n, n, TT__MODE_STATIC);
     T.gen = 2;
   }
   T.gen++;
@@ -870,8 +876,8 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     run_serial(f, ctx, m, mode);
     return 0;
   }
-  if (p > T.size)
-    p = T.size;
+  if (p > team_size())
+    p = team_size();
   if (mode == TT__MODE_STATIC && m != p)
     mode = TT__MODE_GREEDY; /* the team is smaller than asked */
   if (mode == TT__MODE_EACH)
@@ -904,14 +910,14 @@ int tt_participant(void) { return tls_self; }
 
 size_t tt__team_size(void) {
   ensure_started();
-  size_t n = T.size;
+  size_t n = team_size();
   return n ? n : 1;
 }
 
 size_t tt_team_size(void) { return tt__team_size(); }
 
 int tt__participant_cpu(size_t participant) {
-  if (!tt_atomic_load_acquire(&T.running) || participant >= T.size)
+  if (!tt_atomic_load_acquire(&T.running) || participant >= team_size())
     return -1;
   if (participant == 0)
     return T.has_pinned_caller && pthread_equal(pthread_self(), T.pinned_caller)
@@ -927,7 +933,7 @@ int tt_team_get_info(tt_team_info *info) {
   if (rc < 0)
     return rc;
   pthread_mutex_lock(&lifecycle);
-  info->size = T.size;
+  info->size = team_size();
   info->requested = T.requested;
   info->spin_us = (double)T.spin_ns / 1e3;
   info->busy_wait = tt_atomic_load_relaxed(&T.busy_wait);

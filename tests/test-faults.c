@@ -325,12 +325,45 @@ typedef struct launcher_thread {
   const char *_Atomic error;
 } launcher_thread;
 
+static void range_count(void *ctx, size_t b, size_t e) {
+  counts *x = ctx;
+  for (size_t c = b; c < e; c++)
+    atomic_fetch_add(&x->runs[c], 1);
+}
+
+/* A launch through tt_foreach_range (its schedule reads the team's size and
+ * topology before it takes the team), checked like launch_once. */
+static const char *range_once(size_t n, tt_schedule sched) {
+  static _Thread_local char why[160];
+  counts xs, *x = &xs;
+  counts_reset(x, n);
+  int rc = tt_foreach_range(range_count, x, n, 1, 4, sched);
+  if (rc != 0) {
+    snprintf(why, sizeof why, "tt_foreach_range(n %zu) returned %d", n, rc);
+    return why;
+  }
+  for (size_t c = 0; c < MAXC; c++)
+    if (atomic_load(&x->runs[c]) != (c < n)) {
+      snprintf(why, sizeof why, "range n %zu: unit %zu ran %u times", n, c,
+               atomic_load(&x->runs[c]));
+      return why;
+    }
+  return NULL;
+}
+
 static void *launch_loop(void *arg) {
   launcher_thread *t = arg;
   size_t m = 1;
   while (!atomic_load(&t->stop)) {
     m = m % 97 + 1;
     const char *why = launch_once(m, 4);
+    if (!why && m % 3 == 0)
+      why = range_once(m, m % 2 ? TT_SCHED_STEAL : TT_SCHED_AUTO);
+    /* The size query races restarts on other threads: never 0 (it starts
+     * the team), never more than asked for. */
+    size_t size = tt_team_size();
+    if (!why && (size == 0 || size > 4))
+      why = "tt_team_size() out of range during restarts";
     if (why) {
       atomic_store(&t->error, why);
       break;
