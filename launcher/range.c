@@ -20,9 +20,16 @@
  *     in n), in a small per-thread table.  A loop whose last auto region
  *     took at least AUTO_LONG_NS runs with the steal schedule, its units
  *     coarsened to at most AUTO_UNITS_PER_P per participant (a multiple of
- *     the grain); one that took less than AUTO_SHORT_NS (or is not in the
- *     table yet) runs static.  Between the two it keeps its schedule, so a
- *     loop near the threshold does not flip back and forth.
+ *     the grain); one that took less than AUTO_SHORT_NS runs static.
+ *     Between the two it keeps its schedule, so a loop near the threshold
+ *     does not flip back and forth.  A loop not in the table steals: its
+ *     length is unknown, and stealing bounds the cost of being wrong both
+ *     ways -- a short loop pays the units' overhead once (~1-2 us on the
+ *     2-core guest, 64 units per participant against static, n = 64..16384)
+ *     and is static from then on, while a long uneven loop that ran static
+ *     first lost a third of its time (the triangular grid: 1.5x ideal
+ *     static, 1.0x stealing), and a loop that runs once never got a second
+ *     chance.
  * Why these numbers.  Stealing pays off when a region is long enough that
  * imbalance, an interrupted worker or a late wake-up can cost more than the
  * schedule's overhead.  A sleeping worker started its chunk 12-100 us after
@@ -35,8 +42,8 @@
  * 2 participants, 5 runs 20.8-21.6 ns); capping the units at 64 per
  * participant bounds it near 1.4 us per participant, under 3% of a 50 us
  * region, while a thief can still balance to 1/64 of a block.  The
- * table (8 entries, direct-mapped on f and n) forgets a loop when another
- * one maps to its entry: it then starts again from static. */
+ * table (16 entries, direct-mapped on f and n) forgets a loop when another
+ * one maps to its entry: it then starts again as unknown. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,7 +57,7 @@
 #define AUTO_UNITS_PER_P 64
 #define AUTO_LONG_NS 50000
 #define AUTO_SHORT_NS 25000
-#define AUTO_MEMO 8
+#define AUTO_MEMO 16
 
 typedef void (*range_fn)(void *, size_t, size_t);
 
@@ -198,7 +205,7 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
     return tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
   uintptr_t h = ((uintptr_t)f >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
   auto_entry *e = &tls_auto[h % AUTO_MEMO];
-  int steal = e->f == f && e->n == n && e->steal;
+  int steal = e->f == f && e->n == n ? e->steal : 1; /* unknown: steal */
   uint64_t t0 = tt__now_ns();
   int rc;
   if (steal) {

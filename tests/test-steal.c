@@ -551,30 +551,60 @@ static void sleepy_f(void *ctx, size_t b, size_t e) {
   usleep(100); /* at least 100 us per call */
 }
 
-Test(range, auto_runs_static_first_and_steals_once_a_region_was_long) {
+static void quick_f(void *ctx, size_t b, size_t e) {
+  (void)ctx, (void)b, (void)e;
+}
+
+/* Whether the last region stole with this many units: tt_steal_last_stats
+ * keeps the last steal region's counters, so a static region leaves the
+ * marker's (a steal region of MARKER units) in place. */
+#define MARKER 7
+static void marker(void) {
+  cr_assert_eq(tt_foreach_range(quick_f, NULL, MARKER, 1, 2, TT_SCHED_STEAL), 0);
+}
+static int stole_with_units(size_t units) {
+  tt_steal_stats st;
+  tt_steal_last_stats(&st);
+  return st.units == units;
+}
+
+Test(range, auto_steals_unknown_loops_then_learns_their_length) {
   tt_steal_stats st;
   tt_steal_last_stats(&st);
   cr_assert_eq(st.units, 0, "no steal region yet in this process");
+  if (tt_team_size() < 2)
+    cr_skip_test("one participant: every range runs serially");
   /* a short range (fewer than 4 grains per participant) is always static */
   cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 3, 1, 2, TT_SCHED_AUTO), 0);
   cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 3, 1, 2, TT_SCHED_AUTO), 0);
   tt_steal_last_stats(&st);
   cr_assert_eq(st.units, 0);
-  /* first auto region of sleepy_f: static, takes >= 100 us (a sleep) */
-  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 512, 1, 2, TT_SCHED_AUTO), 0);
-  tt_steal_last_stats(&st);
-  cr_assert_eq(st.units, 0, "the first auto region is static");
-  /* it was long: the next one steals, with units coarsened to <= 64 per
-   * participant (tt_team_size() participants at most) */
-  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 512, 1, 2, TT_SCHED_AUTO), 0);
-  tt_steal_last_stats(&st);
-  size_t p = tt_team_size() < 2 ? 1 : 2;
-  if (p == 2) {
-    cr_expect_gt(st.units, 0, "the second auto region steals");
-    cr_expect_leq(st.units, 128);
-  } else {
-    cr_expect_eq(st.units, 0, "one participant: serial");
+  /* a loop auto has not seen steals (one unit per grain below the cap) */
+  cr_assert_eq(tt_foreach_range(quick_f, NULL, 100, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert(stole_with_units(100), "an unknown loop steals");
+  /* an empty f over 100 units takes a few us, under auto's 25 us: static
+   * from then on.  A loaded machine may stretch a region past 25 us, so
+   * this waits (boundedly) for one short region rather than timing one. */
+  int went_static = 0;
+  for (int k = 0; k < 200 && !went_static; k++) {
+    marker();
+    cr_assert_eq(tt_foreach_range(quick_f, NULL, 100, 1, 2, TT_SCHED_AUTO), 0);
+    went_static = stole_with_units(MARKER);
   }
+  cr_assert(went_static, "a loop whose regions are short never ran static");
+  /* sleepy_f sleeps >= 100 us per unit: unknown, it steals; long, it keeps
+   * stealing */
+  marker();
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 90, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert(stole_with_units(90), "another unknown loop steals");
+  marker();
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 90, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert(stole_with_units(90), "a loop whose last region was long steals");
+  /* units are coarsened to <= 64 per participant */
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 512, 1, 2, TT_SCHED_AUTO), 0);
+  tt_steal_last_stats(&st);
+  cr_expect_gt(st.units, 0);
+  cr_expect_leq(st.units, 128);
 }
 
 Test(range, pinned_team_installs_orders) {
