@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "cl-sources.h"
+#include "table.h"
 
 extern char **environ;
 
@@ -307,92 +308,6 @@ static int child_main(const char *what) {
 
 /* ---- the parent -------------------------------------------------------------------- */
 
-typedef struct row {
-  const char *child, *system;
-  char metric[64], unit[16];
-  double *v;      /* samples */
-  unsigned *round;
-  size_t n, cap;
-} row;
-
-static row *rows;
-static size_t nrows, caprows;
-
-static row *row_get(const char *child, const char *system, const char *metric,
-                    const char *unit) {
-  for (size_t i = 0; i < nrows; i++)
-    if (rows[i].child == child && rows[i].system == system &&
-        !strcmp(rows[i].metric, metric))
-      return &rows[i];
-  if (nrows == caprows) {
-    caprows = caprows ? 2 * caprows : 16;
-    rows = realloc(rows, caprows * sizeof *rows);
-    if (!rows)
-      die("out of memory");
-  }
-  row *r = &rows[nrows++];
-  memset(r, 0, sizeof *r);
-  r->child = child;
-  r->system = system;
-  snprintf(r->metric, sizeof r->metric, "%s", metric);
-  snprintf(r->unit, sizeof r->unit, "%s", unit);
-  return r;
-}
-
-static void row_add(row *r, double v, unsigned round) {
-  if (r->n == r->cap) {
-    r->cap = r->cap ? 2 * r->cap : 32;
-    r->v = realloc(r->v, r->cap * sizeof *r->v);
-    r->round = realloc(r->round, r->cap * sizeof *r->round);
-    if (!r->v || !r->round)
-      die("out of memory");
-  }
-  r->v[r->n] = v;
-  r->round[r->n++] = round;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The q-quantile (linear interpolation) of v[0..n); sorts v. */
-static double quantile(double *v, size_t n, double q) {
-  if (n == 0)
-    return NAN;
-  qsort(v, n, sizeof *v, cmp_d);
-  double pos = q * (double)(n - 1);
-  size_t i = (size_t)pos;
-  double f = pos - (double)i;
-  return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
-}
-
-static double row_quantile(const row *r, double q, int round) {
-  double *tmp = malloc((r->n ? r->n : 1) * sizeof *tmp);
-  size_t k = 0;
-  for (size_t i = 0; i < r->n; i++)
-    if (round < 0 || r->round[i] == (unsigned)round)
-      tmp[k++] = r->v[i];
-  double v = quantile(tmp, k, q);
-  free(tmp);
-  return v;
-}
-
-static double paired_ratio(const row *r, const row *base, unsigned rounds) {
-  if (base == NULL)
-    return NAN;
-  double *ratios = malloc(rounds * sizeof *ratios);
-  size_t k = 0;
-  for (unsigned i = 0; i < rounds; i++) {
-    double a = row_quantile(r, 0.5, (int)i), b = row_quantile(base, 0.5, (int)i);
-    if (!isnan(a) && !isnan(b) && b > 0)
-      ratios[k++] = a / b;
-  }
-  double v = quantile(ratios, k, 0.5);
-  free(ratios);
-  return v;
-}
-
 static int rm_entry(const char *path, const struct stat *sb, int flag,
                     struct FTW *ftw) {
   (void)sb;
@@ -456,7 +371,7 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
     double v;
     if (sscanf(line, "%63[^\t]\t%15[^\t]\t%lf", metric, unit, &v) == 3 &&
         child != NULL)
-      row_add(row_get(child, d->name, metric, unit), v, round);
+      bench_row_add(bench_row_get(child, d->name, metric, unit, "-"), round, v);
   }
   if (f)
     fclose(f);
@@ -511,15 +426,6 @@ static void run_section(const section_def *s) {
     }
 }
 
-static void fmt(char *buf, size_t size, double v) {
-  if (isnan(v))
-    snprintf(buf, size, "-");
-  else if (fabs(v) >= 1000)
-    snprintf(buf, size, "%.0f", v);
-  else
-    snprintf(buf, size, "%.4g", v);
-}
-
 static int wanted_metric(const section_def *s, const char *metric) {
   if (s->metrics[0] == NULL)
     return 1;
@@ -535,53 +441,29 @@ static const section_def *source_of(const section_def *s) {
   return &sections[0]; /* cl-sync reuses cl-launch's samples */
 }
 
+static size_t system_order(const void *ctx, const char *system) {
+  const section_def *s = ctx;
+  for (size_t i = 0; s->systems[i]; i++)
+    if (!strcmp(s->systems[i], system))
+      return i;
+  return NDEVICES;
+}
+
+static int wants_metric(const void *ctx, const char *metric) {
+  return wanted_metric(ctx, metric);
+}
+
 static void report(const section_def *s) {
   const section_def *src = source_of(s);
-  unsigned rounds = rounds_of(src);
   if (!opt.tsv) {
-    printf("\n== %s: %s (%u rounds; ratio vs %s)\n", s->name, s->title, rounds,
-           s->baseline);
-    printf("  %-24s %-22s %10s %10s  %-12s %7s\n", "metric", "system", "median",
-           "p90", "unit", "ratio");
+    printf("\n== %s: %s (%u rounds; ratio vs %s)\n", s->name, s->title,
+           rounds_of(src), s->baseline);
+    bench_print_header();
   }
-  /* Metrics in the order the child printed them, systems in section order. */
-  for (size_t i = 0; i < nrows; i++) {
-    if (rows[i].child != src->child || !wanted_metric(s, rows[i].metric))
-      continue;
-    int seen = 0;
-    for (size_t j = 0; j < i; j++)
-      if (rows[j].child == src->child && !strcmp(rows[j].metric, rows[i].metric))
-        seen = 1;
-    if (seen)
-      continue;
-    int first = 1;
-    const row *base = NULL;
-    for (size_t j = 0; j < nrows; j++)
-      if (rows[j].child == src->child && !strcmp(rows[j].metric, rows[i].metric) &&
-          !strcmp(rows[j].system, s->baseline))
-        base = &rows[j];
-    for (size_t sy = 0; s->systems[sy]; sy++)
-      for (size_t j = 0; j < nrows; j++) {
-        const row *r = &rows[j];
-        if (r->child != src->child || strcmp(r->metric, rows[i].metric) ||
-            strcmp(r->system, s->systems[sy]))
-          continue;
-        double med = row_quantile(r, 0.5, -1), p90 = row_quantile(r, 0.9, -1);
-        double ratio = paired_ratio(r, base, rounds);
-        if (opt.tsv) {
-          printf("%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\n", s->name, r->system,
-                 r->metric, r->unit, med, p90, ratio);
-        } else {
-          char m[32], p[32], q[32];
-          fmt(m, sizeof m, med);
-          fmt(p, sizeof p, p90);
-          fmt(q, sizeof q, ratio);
-          printf("  %-24s %-22s %10s %10s  %-12s %7s\n",
-                 first ? r->metric : "", r->system, m, p, r->unit, q);
-        }
-        first = 0;
-      }
-  }
+  bench_report rep = {.section = s->name, .group = src->child,
+                      .baseline = s->baseline, .system_order = system_order,
+                      .wants_metric = wants_metric, .ctx = s, .tsv = opt.tsv};
+  bench_print_rows(&rep);
 }
 
 static void usage(FILE *f) {
@@ -650,10 +532,8 @@ int main(int argc, char **argv) {
     if (one && one != s && !(one->child == NULL && s == source_of(one)))
       continue;
     run_section(s);
-    if (!one || one == s)
+    if (!one || one == s) /* a section without a child follows its source */
       report(s);
   }
-  if (one && one->child == NULL)
-    report(one);
   return 0;
 }

@@ -17,6 +17,7 @@
  * bench/cl.cmake) from the same directory if it exists, with the same --tsv
  * and --quick flags, and its output follows. */
 #include "bench.h"
+#include "table.h"
 
 #include <errno.h>
 #include <math.h>
@@ -80,99 +81,16 @@ static struct {
   char dir[4096];       /* where the children live */
 } opt;
 
-/* ---- samples, pooled per row ------------------------------------------------ */
+/* ---- report order ------------------------------------------------------------- */
 
-typedef struct row {
-  const section_def *section;
-  char system[64], metric[64], unit[24];
-  int higher, p99;
-  size_t sys_order, metric_order, order;
-  double *v;
-  unsigned *round;
-  size_t n, cap;
-} row;
-
-static row *rows;
-static size_t nrows, caprows;
-static char **notes;
-static size_t nnotes;
-
-static void *xrealloc(void *p, size_t size) {
-  p = realloc(p, size);
-  if (!p) {
-    fprintf(stderr, "teams-bench: out of memory\n");
-    exit(1);
-  }
-  return p;
-}
-
-__attribute__((format(printf, 1, 2))) static void add_note(const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  for (size_t i = 0; i < nnotes; i++)
-    if (!strcmp(notes[i], buf))
-      return;
-  notes = xrealloc(notes, (nnotes + 1) * sizeof *notes);
-  notes[nnotes++] = strdup(buf);
-}
-
-static size_t system_order(const section_def *s, const char *system) {
+/* A system's place in its section's list (its name before any '/'). */
+static size_t system_order(const void *ctx, const char *system) {
+  const section_def *s = ctx;
   size_t len = strcspn(system, "/");
   for (size_t i = 0; s->systems[i]; i++)
     if (strlen(s->systems[i]) == len && !strncmp(s->systems[i], system, len))
       return i;
   return NSYSTEMS;
-}
-
-/* The row of (section, system, metric), created on first use.  Rows of a new
- * metric sort after the section's metrics so far; within a metric, rows sort
- * by the section's system order, then by first appearance. */
-static row *row_get(const section_def *s, const char *system, const char *metric,
-                    const char *unit, const char *flags) {
-  size_t metric_order = 0;
-  int known = 0;
-  for (size_t i = 0; i < nrows; i++) {
-    row *r = &rows[i];
-    if (r->section != s)
-      continue;
-    if (!strcmp(r->metric, metric)) {
-      if (!strcmp(r->system, system))
-        return r;
-      known = 1;
-      metric_order = r->metric_order;
-    } else if (!known && r->metric_order + 1 > metric_order) {
-      metric_order = r->metric_order + 1;
-    }
-  }
-  if (nrows == caprows) {
-    caprows = caprows ? 2 * caprows : 64;
-    rows = xrealloc(rows, caprows * sizeof *rows);
-  }
-  row *r = &rows[nrows];
-  memset(r, 0, sizeof *r);
-  r->section = s;
-  snprintf(r->system, sizeof r->system, "%s", system);
-  snprintf(r->metric, sizeof r->metric, "%s", metric);
-  snprintf(r->unit, sizeof r->unit, "%s", unit);
-  r->higher = strstr(flags, "higher") != NULL;
-  r->p99 = strstr(flags, "p99") != NULL;
-  r->sys_order = system_order(s, system);
-  r->metric_order = metric_order;
-  r->order = nrows++;
-  return r;
-}
-
-static void row_add(row *r, unsigned round, double value) {
-  if (r->n == r->cap) {
-    r->cap = r->cap ? 2 * r->cap : 64;
-    r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-    r->round = xrealloc(r->round, r->cap * sizeof *r->round);
-  }
-  r->v[r->n] = value;
-  r->round[r->n++] = round;
 }
 
 /* ---- running a child ------------------------------------------------------- */
@@ -189,11 +107,12 @@ static void take_line(const section_def *s, unsigned round, char *line) {
     *p++ = 0;
   }
   if (n == 2 && !strcmp(f[0], "note"))
-    add_note("%s", f[1]);
+    bench_note("%s", f[1]);
   else if (n == 6 && !strcmp(f[0], "sample"))
-    row_add(row_get(s, f[1], f[2], f[3], f[4]), round, strtod(f[5], NULL));
+    bench_row_add(bench_row_get(s, f[1], f[2], f[3], f[4]), round,
+                  strtod(f[5], NULL));
   else if (line[0])
-    add_note("unexpected line from a child: %.200s", line);
+    bench_note("unexpected line from a child: %.200s", line);
 }
 
 static char **child_env(size_t team, const char *extra) {
@@ -204,7 +123,7 @@ static char **child_env(size_t team, const char *extra) {
   size_t n = 0;
   while (environ[n])
     n++;
-  char **env = xrealloc(NULL, (n + 4) * sizeof *env);
+  char **env = bench_xrealloc(NULL, (n + 4) * sizeof *env);
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     int replaced = 0;
@@ -257,7 +176,7 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
   close(fd[1]);
   if (rc != 0) {
     close(fd[0]);
-    add_note("%s: cannot run %s: %s", sys->name, path, strerror(rc));
+    bench_note("%s: cannot run %s: %s", sys->name, path, strerror(rc));
     return -1;
   }
 
@@ -281,7 +200,7 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
     if (ready <= 0)
       continue; /* timeout or signal: check the deadline */
     if (len + 4096 > cap)
-      buf = xrealloc(buf, cap = 2 * cap + 8192);
+      buf = bench_xrealloc(buf, cap = 2 * cap + 8192);
     ssize_t got = read(fd[0], buf + len, cap - len - 1);
     if (got < 0 && errno == EINTR)
       continue;
@@ -304,15 +223,15 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
   if (timed_out) {
-    add_note("%s: %s round %u timed out and was killed", sys->name, s->name, round);
+    bench_note("%s: %s round %u timed out and was killed", sys->name, s->name, round);
     return -1;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     if (WIFSIGNALED(status))
-      add_note("%s: %s round %u died of signal %d", sys->name, s->name, round,
+      bench_note("%s: %s round %u died of signal %d", sys->name, s->name, round,
                WTERMSIG(status));
     else
-      add_note("%s: %s round %u exited with status %d", sys->name, s->name,
+      bench_note("%s: %s round %u exited with status %d", sys->name, s->name,
                round, WEXITSTATUS(status));
     return -1;
   }
@@ -340,7 +259,7 @@ static void run_section(const section_def *s) {
     if (access(path, X_OK) == 0)
       run[n++] = sys;
     else
-      add_note("%s: %s was not built; its rows are missing", sys->name, sys->program);
+      bench_note("%s: %s was not built; its rows are missing", sys->name, sys->program);
   }
   unsigned rounds = opt.rounds ? opt.rounds : opt.quick ? s->quick_rounds : s->rounds;
   for (unsigned r = 0; r < rounds; r++)
@@ -348,66 +267,8 @@ static void run_section(const section_def *s) {
       run_child(s, run[(j + r) % n], r, section_team(s));
 }
 
-/* ---- statistics -------------------------------------------------------------- */
-
-static double quantile_of(const row *r, int only_round, unsigned round, double q) {
-  double *tmp = xrealloc(NULL, (r->n ? r->n : 1) * sizeof *tmp);
-  size_t k = 0;
-  for (size_t i = 0; i < r->n; i++)
-    if (!only_round || r->round[i] == round)
-      tmp[k++] = r->v[i];
-  double v = k ? bench_quantile(tmp, k, q) : NAN;
-  free(tmp);
-  return v;
-}
-
-/* The worse tail: high for "lower is better" rows, low for the others. */
-static double tail(const row *r, double q) {
-  return quantile_of(r, 0, 0, r->higher ? 1 - q : q);
-}
-
 static const char *baseline_of(const section_def *s) {
   return opt.baseline ? opt.baseline : s->baseline;
-}
-
-/* The baseline's row for r's metric: the first row, in report order, of the
- * system named exactly, else of one of its schedules ("libgomp/...").  The
- * children list their preferred schedule first. */
-static const row *baseline_row(const row *r, row *const *sorted, size_t n) {
-  const char *b = baseline_of(r->section);
-  size_t len = strlen(b);
-  const row *prefix = NULL;
-  for (size_t i = 0; i < n; i++) {
-    const row *c = sorted[i];
-    if (c->section != r->section || strcmp(c->metric, r->metric))
-      continue;
-    if (!strcmp(c->system, b))
-      return c;
-    if (!prefix && !strncmp(c->system, b, len) && c->system[len] == '/')
-      prefix = c;
-  }
-  return prefix;
-}
-
-static double paired_ratio(const row *r, const row *base) {
-  if (!base)
-    return NAN;
-  if (r == base)
-    return 1;
-  unsigned maxround = 0;
-  for (size_t i = 0; i < r->n; i++)
-    if (r->round[i] > maxround)
-      maxround = r->round[i];
-  double *ratios = xrealloc(NULL, (maxround + 1) * sizeof *ratios);
-  size_t k = 0;
-  for (unsigned rd = 0; rd <= maxround; rd++) {
-    double a = quantile_of(r, 1, rd, 0.5), b = quantile_of(base, 1, rd, 0.5);
-    if (!isnan(a) && !isnan(b) && b != 0)
-      ratios[k++] = a / b;
-  }
-  double v = k ? bench_quantile(ratios, k, 0.5) : NAN;
-  free(ratios);
-  return v;
 }
 
 /* ---- derived rows -------------------------------------------------------------- */
@@ -415,110 +276,56 @@ static double paired_ratio(const row *r, const row *base) {
 /* The limit is the best system's median triad bandwidth; every axpy_bw sample
  * is also reported as a fraction of it. */
 static void derive_axpy(const section_def *s) {
-  size_t best = nrows;
+  size_t nrows, best = SIZE_MAX;
+  bench_row *rows = bench_rows(&nrows);
   double limit = 0;
   for (size_t i = 0; i < nrows; i++)
-    if (rows[i].section == s && !strcmp(rows[i].metric, "triad_bw")) {
-      double m = quantile_of(&rows[i], 0, 0, 0.5);
+    if (rows[i].group == s && !strcmp(rows[i].metric, "triad_bw")) {
+      double m = bench_row_quantile(&rows[i], 0, 0, 0.5);
       if (m > limit)
         limit = m, best = i;
     }
-  if (best == nrows)
+  if (best == SIZE_MAX)
     return;
-  /* row_get may move rows[]: take each row first, then index rows[] again */
-  row *lim = row_get(s, "limit", "triad_bw", "GB/s", "higher");
+  /* bench_row_get may move the rows: take each new row first, then look the
+   * source up again */
+  char best_system[64];
+  bench_row *lim = bench_row_get(s, "limit", "triad_bw", "GB/s", "higher");
+  rows = bench_rows(&nrows);
+  snprintf(best_system, sizeof best_system, "%s", rows[best].system);
   for (size_t k = 0; k < rows[best].n; k++)
-    row_add(lim, rows[best].round[k], rows[best].v[k]);
-  size_t n = nrows;
-  for (size_t i = 0; i < n; i++)
-    if (rows[i].section == s && !strcmp(rows[i].metric, "axpy_bw")) {
-      char sys[64];
-      snprintf(sys, sizeof sys, "%s", rows[i].system);
-      row *d = row_get(s, sys, "axpy_of_limit", "x limit", "higher");
-      for (size_t k = 0; k < rows[i].n; k++)
-        row_add(d, rows[i].round[k], rows[i].v[k] / limit);
-    }
-  add_note("axpy: the limit is %s's triad, %.2f GB/s (median over rounds of "
-           "its best of %d), counting 32 bytes moved per element (STREAM counts 24)",
-           rows[best].system, limit, opt.quick ? 5 : 10);
+    bench_row_add(lim, rows[best].round[k], rows[best].v[k]);
+  size_t n = nrows; /* the rows made below are not sources */
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i].group != s || strcmp(rows[i].metric, "axpy_bw"))
+      continue;
+    char sys[64];
+    snprintf(sys, sizeof sys, "%s", rows[i].system);
+    bench_row *d = bench_row_get(s, sys, "axpy_of_limit", "x limit", "higher");
+    rows = bench_rows(&nrows);
+    for (size_t k = 0; k < rows[i].n; k++)
+      bench_row_add(d, rows[i].round[k], rows[i].v[k] / limit);
+  }
+  bench_note("axpy: the limit is %s's triad, %.2f GB/s (median over rounds of "
+             "its best of %d), counting 32 bytes moved per element (STREAM "
+             "counts 24)",
+             best_system, limit, opt.quick ? 5 : 10);
 }
 
 /* ---- report -------------------------------------------------------------------- */
 
-static int cmp_rows(const void *a, const void *b) {
-  const row *x = *(row *const *)a, *y = *(row *const *)b;
-  if (x->section != y->section)
-    return x->section < y->section ? -1 : 1;
-  if (x->metric_order != y->metric_order)
-    return x->metric_order < y->metric_order ? -1 : 1;
-  if (x->sys_order != y->sys_order)
-    return x->sys_order < y->sys_order ? -1 : 1;
-  return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static void fmt(char *buf, size_t size, double v) {
-  if (isnan(v))
-    snprintf(buf, size, "-");
-  else if (fabs(v) >= 1000)
-    snprintf(buf, size, "%.0f", v);
-  else
-    snprintf(buf, size, "%.4g", v);
-}
-
-static void print_row(const char *section, const char *system, const char *metric,
-                      const char *unit, double median, double p90, double ratio,
-                      int first_of_metric) {
-  if (opt.tsv) {
-    printf("%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\n", section, system, metric, unit,
-           median, p90, ratio);
-    return;
-  }
-  char m[32], p[32], r[32];
-  fmt(m, sizeof m, median);
-  fmt(p, sizeof p, p90);
-  fmt(r, sizeof r, ratio);
-  printf("  %-24s %-22s %10s %10s  %-12s %7s\n", first_of_metric ? metric : "",
-         system, m, p, unit, r);
-}
-
 static void report(const section_def *s, double seconds) {
-  row **sorted = xrealloc(NULL, (nrows ? nrows : 1) * sizeof *sorted);
-  size_t n = 0;
-  for (size_t i = 0; i < nrows; i++)
-    if (rows[i].section == s)
-      sorted[n++] = &rows[i];
-  qsort(sorted, n, sizeof *sorted, cmp_rows);
   if (!opt.tsv) {
     printf("\n== %s: %s (p = %zu%s; %u rounds in %.1f s; ratio vs %s)\n",
            s->name, s->title, section_team(s),
            s->idle_team ? ", loops use p - 1" : "",
            opt.rounds ? opt.rounds : opt.quick ? s->quick_rounds : s->rounds,
            seconds, baseline_of(s));
-    printf("  %-24s %-22s %10s %10s  %-12s %7s\n", "metric", "system", "median",
-           "p90", "unit", "ratio");
+    bench_print_header();
   }
-  for (size_t i = 0; i < n; i++) {
-    const row *r = sorted[i];
-    const row *base = baseline_row(r, sorted, n);
-    int first = i == 0 || strcmp(sorted[i - 1]->metric, r->metric);
-    print_row(s->name, r->system, r->metric, r->unit, tail(r, 0.5), tail(r, 0.9),
-              paired_ratio(r, base), first);
-  }
-  /* p99 rows: the median column holds the pooled 99th percentile, and the
-   * ratio is pooled too (a round has too few samples for its own p99). */
-  for (size_t i = 0; i < n; i++) {
-    const row *r = sorted[i];
-    if (!r->p99)
-      continue;
-    const row *base = baseline_row(r, sorted, n);
-    char metric[80];
-    snprintf(metric, sizeof metric, "%s_p99", r->metric);
-    double v = tail(r, 0.99);
-    int first = i == 0 || strcmp(sorted[i - 1]->metric, r->metric) || !sorted[i - 1]->p99;
-    print_row(s->name, r->system, metric, r->unit, v, NAN,
-              base ? v / tail(base, 0.99) : NAN, first);
-  }
-  free(sorted);
+  bench_report rep = {.section = s->name, .group = s, .baseline = baseline_of(s),
+                      .system_order = system_order, .ctx = s, .tsv = opt.tsv};
+  bench_print_rows(&rep);
 }
 
 /* ---- main ----------------------------------------------------------------------- */
@@ -642,12 +449,7 @@ int main(int argc, char **argv) {
     report(s, (double)(bench_now_ns() - t0) / 1e9);
     fflush(stdout);
   }
-  if (nnotes) {
-    FILE *f = opt.tsv ? stderr : stdout;
-    fprintf(f, "\nnotes:\n");
-    for (size_t i = 0; i < nnotes; i++)
-      fprintf(f, "  - %s\n", notes[i]);
-  }
+  bench_print_notes(opt.tsv);
   if (!one && run_cl() > 0)
     return 1;
   return 0;
