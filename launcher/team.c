@@ -278,7 +278,15 @@ extern int omp_in_parallel(void) __attribute__((weak));
 /* Default spin before sleeping.  Chosen by bench/teams-bench (idle and
  * wake-up sections, 2-core machine): long enough that a worker of
  * back-to-back loops with short serial gaps between them never sleeps,
- * short enough that an unused worker costs well under 1% of a core. */
+ * short enough that an unused worker costs well under 1% of a core.
+ * Sweep (TEAMS_SPIN_US=50..1000, `teams-bench --section wake`, medians): a
+ * gap longer than the spin costs one wake-up, 26-45 us on the KVM guest
+ * whatever the spin (wake_1ms 25.7-27.1 us even at 1000: the worker is
+ * asleep by then), while the idle CPU over the gap grows with the spin:
+ * 1 ms gaps 5.7 / 10.0 / 18.8 / 45.6 / 89.9% of a core for 50 / 100 / 200 /
+ * 500 / 1000 us, 10 ms gaps 0.7 / 1.2 / 2.2 / 5.1 / 10.0%.  A longer spin
+ * only moves the gap length at which the wake-up is paid; TEAMS_IDLE=
+ * sentinel is the answer when that matters (wake 0.3-2 us). */
 #define TT_DEFAULT_SPIN_US 100.0
 
 /* A spinner that has waited this long yields the CPU between looks: free
