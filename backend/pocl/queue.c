@@ -34,19 +34,22 @@
  * hold the event lock, and libpocl may call notify before submit.  The
  * thread that pops a node from the list (under d->lock) owns it: it runs it
  * (status SUBMITTED -> RUNNING -> COMPLETE through pocl_exec_command) or
- * fails it.
- *
- * Chains.  A node made ready by a command that a waiter or submitter is
- * running (notify on that thread, inside pocl_exec_command) is "listed" on
- * that thread's own chain (drain_frame, thread-local) instead of the shared
- * list, and the thread runs it right after: an in-order queue's commands
- * then cost no d->lock and no wake-up each, and run where the previous one
- * left its data.  The thread owns the chain's nodes exactly as a popped
- * node; it looks at the shared list again when its chain is empty.  The
- * progress thread keeps no chain: what it makes ready goes to the shared
- * list, so a waiter that arrives takes over.  notify never runs or fails anything itself: PoCL 3.1's basic
+ * fails it.  notify never runs or fails anything itself: PoCL 3.1's basic
  * driver deadlocks running commands inside notify, and failing there would
  * take the queue lock under two event locks.
+ *
+ * Chains.  The first node made ready by a command that a waiter or
+ * submitter is running (notify on that thread, inside pocl_exec_command) is
+ * "listed" on that thread's chain (drain_frame.next, thread-local) instead
+ * of the shared list, and the thread runs it right after: an in-order
+ * queue's commands then cost no d->lock and no wake-up each, and run where
+ * the previous one left its data.  The chain holds one node: a second one
+ * made ready by the same command (a fan-out, or another queue's command
+ * waiting for this one) goes to the shared list, where a sleeping waiter
+ * can take it, as before chains.  The thread owns its chain's node exactly
+ * as a popped one; it looks at the shared list again when its chain is
+ * empty.  The progress thread keeps no chain: what it makes ready goes to
+ * the shared list, so a waiter that arrives takes over.
  *
  * Runners.  A runner is a thread that promises to look at the list under
  * d->lock before it stops being one, and to run what it finds: a thread in
@@ -113,14 +116,14 @@
 #define TP_LISTED 4
 #define TP_JIT 8
 
-/* One drain() in progress on this thread: the device, and the commands
- * that the commands this thread ran made ready (chain).  Innermost first;
- * NULL outside drain(). */
+/* One drain() in progress on this thread: the device, and the command that
+ * the command this thread is running made ready first (its chain).
+ * Innermost first; NULL outside drain(). */
 typedef struct drain_frame {
   tp_device *d;
   int by;         /* run_by */
   int keep_chain; /* waiters and submitters: yes; the progress thread: no */
-  _cl_command_node *head, *tail;
+  _cl_command_node *next; /* the chain: at most one command */
   uint64_t ran, ndrange, groups; /* counts not yet added to d->n_* */
   struct drain_frame *outer;
 } drain_frame;
@@ -273,23 +276,21 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
 }
 
 /* Precondition: the node's event locked, d->lock not held.  Marks the node
- * listed and hands it to a runner: to this thread's own chain when a
- * command this thread is running (as a waiter or submitter) made it ready
- * -- the thread runs it next, without d->lock and without waking anyone --
- * else to the shared list. */
+ * listed and hands it to a runner: to this thread's chain when a command
+ * this thread is running (as a waiter or submitter) made it ready and the
+ * chain is empty -- the thread runs it next, without d->lock and without
+ * waking anyone -- else to the shared list, where a second command made
+ * ready at the same time reaches another waiter. */
 static void
 push (tp_device *d, _cl_command_node *node, push_how how)
 {
   node->ready |= TP_LISTED;
   drain_frame *f = tls_frame;
-  if (how == PUSH_OTHER && f != NULL && f->d == d && f->keep_chain)
+  if (how == PUSH_OTHER && f != NULL && f->d == d && f->keep_chain
+      && f->next == NULL)
     {
       node->next = NULL;
-      if (f->tail)
-        f->tail->next = node;
-      else
-        f->head = node;
-      f->tail = node;
+      f->next = node;
       return;
     }
   pthread_mutex_lock (&d->lock);
@@ -365,14 +366,10 @@ drain_locked (tp_device *d, run_by by)
       for (;;)
         {
           run_node (d, n, by);
-          /* Commands n made ready (pushed during run_node): this thread's,
-           * in the order they were made ready. */
-          if ((n = f.head) == NULL)
+          /* The first command n made ready (pushed during run_node). */
+          if ((n = f.next) == NULL)
             break;
-          f.head = n->next;
-          if (f.head == NULL)
-            f.tail = NULL;
-          n->next = NULL;
+          f.next = NULL;
         }
       pthread_mutex_lock (&d->lock);
     }
