@@ -59,7 +59,6 @@ int tt__affinity_save(tt__cpumask *m) {
   return -pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), (cpu_set_t *)m);
 }
 
-int tt__affinity_restore(const tt__cpumask *m) {
-  return -pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
-                                 (const cpu_set_t *)m);
+int tt__affinity_restore(pthread_t t, const tt__cpumask *m) {
+  return -pthread_setaffinity_np(t, sizeof(cpu_set_t), (const cpu_set_t *)m);
 }

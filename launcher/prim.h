@@ -35,14 +35,15 @@ size_t tt__cpus_allowed(void);
 /* Pin the calling thread to one CPU.  Returns 0 or a negative errno. */
 int tt__pin_self(int cpu);
 
-/* The calling thread's affinity mask, saved and restored as an opaque
- * value (a thread pinned as participant 0 gets its own mask back when the
- * team shuts down, so a restart sees the machine again). */
+/* The calling thread's affinity mask, saved as an opaque value, and given
+ * back to thread t, which must be alive (a thread pinned as participant 0
+ * gets its own mask back when the team shuts down, so a restart sees the
+ * machine again). */
 typedef struct tt__cpumask {
   unsigned long bits[16]; /* 1024 CPUs, as glibc's cpu_set_t */
 } tt__cpumask;
 int tt__affinity_save(tt__cpumask *m);
-int tt__affinity_restore(const tt__cpumask *m);
+int tt__affinity_restore(pthread_t t, const tt__cpumask *m);
 
 /* Create a joinable thread with a small stack; returns 0 or a negative
  * errno (the reason a team degrades). */

@@ -510,8 +510,32 @@ static void *worker_main(void *arg) {
 
 static void atfork_prepare(void) { pthread_mutex_lock(&lifecycle); }
 static void atfork_parent(void) { pthread_mutex_unlock(&lifecycle); }
+/* The pinned caller exits (its key's destructor): forget it, so that a
+ * shutdown on another thread never gives a mask to a thread that is gone.
+ * This takes the lifecycle lock, so a shutdown that holds it and still
+ * finds has_pinned_caller set gives the mask to a thread that is alive
+ * (blocked, at worst, right here).  A main thread that returns from main()
+ * runs no destructors, but then the process ends. */
+static pthread_key_t caller_key;
+static pthread_once_t caller_key_once = PTHREAD_ONCE_INIT;
+
+static void pinned_caller_exit(void *unused) {
+  (void)unused;
+  pthread_mutex_lock(&lifecycle);
+  if (T.has_pinned_caller && pthread_equal(pthread_self(), T.pinned_caller))
+    T.has_pinned_caller = false;
+  pthread_mutex_unlock(&lifecycle);
+}
+
+static void caller_key_init(void) {
+  pthread_key_create(&caller_key, pinned_caller_exit);
+}
+
 static void atfork_child(void) {
-  /* The child has only the forking thread: forget the parent's workers. */
+  /* The child has only the forking thread: forget the parent's workers,
+   * and the parent's pinned caller unless that is this thread. */
+  if (T.has_pinned_caller && !pthread_equal(pthread_self(), T.pinned_caller))
+    T.has_pinned_caller = false;
   tt_atomic_store_relaxed(&T.running, 0);
   tt_atomic_store_relaxed(&T.stopping, 0);
   tt_atomic_store_relaxed(&T.closing, 0);
@@ -568,6 +592,8 @@ static int start_locked(void) {
       tt__pin_self(cpus_of[0]) == 0) {
     T.pinned_caller = pthread_self();
     T.has_pinned_caller = true;
+    pthread_once(&caller_key_once, caller_key_init);
+    pthread_setspecific(caller_key, &T); /* any non-NULL value */
   }
   tt_atomic_store_relaxed(&T.stopping, 0);
   tt_atomic_store_relaxed(&T.sentinel_id, 0);
@@ -687,10 +713,11 @@ int tt_team_shutdown(void) {
   free(T.workers);
   T.workers = NULL;
   tt_atomic_store_relaxed(&T.size, 0);
-  /* Give the thread pinned as participant 0 its mask back (only possible
-   * from that thread itself; another thread leaves it pinned). */
-  if (T.has_pinned_caller && pthread_equal(pthread_self(), T.pinned_caller))
-    tt__affinity_restore(&T.caller_mask);
+  /* Give the thread pinned as participant 0 its mask back, whichever thread
+   * shuts down: it is alive, or its exit cleared has_pinned_caller under
+   * the lock we hold (pinned_caller_exit). */
+  if (T.has_pinned_caller)
+    tt__affinity_restore(T.pinned_caller, &T.caller_mask);
   T.has_pinned_caller = false;
   tt__topology_fini();
   tt_atomic_store_relaxed(&T.running, 0);

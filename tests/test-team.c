@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <omp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -472,4 +473,59 @@ Test(team, pinned_restart_sees_the_machine) {
     cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
     cr_assert(CPU_EQUAL(&before, &after), "mask restored at shutdown");
   }
+}
+
+/* A shutdown on another thread gives the pinned caller its mask back too. */
+static void *shutdown_thread(void *arg) {
+  *(int *)arg = tt_team_shutdown();
+  return NULL;
+}
+
+Test(team, pinned_caller_restored_by_another_thread) {
+  cpu_set_t before, after;
+  cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+  if (CPU_COUNT(&before) < 2)
+    cr_skip_test("one CPU: pinning changes nothing");
+  setenv("TEAMS_PIN", "cores", 1);
+  cr_assert_eq(tt_team_start(), 0);
+  cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  cr_assert_eq(CPU_COUNT(&after), 1, "the starting thread is pinned");
+  pthread_t t;
+  int rc = -1;
+  cr_assert_eq(pthread_create(&t, NULL, shutdown_thread, &rc), 0);
+  pthread_join(t, NULL);
+  cr_assert_eq(rc, 0);
+  cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  cr_assert(CPU_EQUAL(&before, &after), "mask restored by the other thread");
+}
+
+/* A pinned caller that exits before the shutdown: the shutdown must not
+ * touch it (it is gone), and a new team starts from the next thread. */
+static void *start_and_exit(void *arg) {
+  (void)arg;
+  int rc = tt_team_start();
+  return (void *)(intptr_t)rc;
+}
+
+Test(team, pinned_caller_exits_before_shutdown) {
+  setenv("TEAMS_PIN", "cores", 1);
+  for (int round = 0; round < 20; round++) {
+    pthread_t t;
+    void *rc;
+    cr_assert_eq(pthread_create(&t, NULL, start_and_exit, NULL), 0);
+    pthread_join(t, &rc);
+    cr_assert_eq((intptr_t)rc, 0);
+    /* a thread that is surely not the one that started the team, and a
+     * freed pthread_t of the same shape */
+    pthread_t u;
+    cr_assert_eq(pthread_create(&u, NULL, start_and_exit, NULL), 0);
+    pthread_join(u, NULL);
+    cr_assert_eq(tt_team_shutdown(), 0);
+  }
+  size_t n = tt_team_size();
+  count_ctx *x = new_ctx();
+  reset(x, n);
+  cr_assert_eq(tt_foreach_chunk(count_chunk, x, n, n), 0);
+  expect_once(x, n, n);
+  free(x);
 }
