@@ -110,8 +110,15 @@
  * Sentinel mode (TEAMS_IDLE=sentinel, seed 003): a worker whose deadline
  * passed first tries CAS(team.sentinel: 0 -> its id).  The winner does not
  * sleep: it spins on its own go word with no deadline, so the next region
- * that needs it starts without a wake-up; the others sleep as usual.  The
- * sentinel also takes the wake-up system calls off the holder:
+ * that needs it starts without a wake-up; the others sleep as usual.  Not
+ * on an overcommitted machine (more of the team's threads awake than CPUs,
+ * overcommitted()): a worker then does not take the role, and a sentinel
+ * that finds the machine overcommitted resigns as it does when its go word
+ * changes, and sleeps.  A spinning sentinel there takes a CPU from the
+ * participants (a team of 3 on 2 CPUs, loops of 2: the unused worker as
+ * sentinel took 40% of a core and the caller was preempted 17599 times/s in
+ * one round of teams-bench's idle section).  The sentinel also takes the
+ * wake-up system calls off the holder:
  *
  *   holder, for each needed worker whose exchange returned SLEEP:
  *       store(worker.wake_req, 1)                          (seq_cst)
@@ -395,9 +402,19 @@ static void wake_requested(size_t upto) {
       tt__futex_wake(&T.workers[i].go, 1);
 }
 
+/* More of this team's threads awake than CPUs (the caller counts as one):
+ * an idle spinner would take a CPU that a participant with work needs
+ * (a static region of 6 on 2 cores: ~57 ms per launch with workers spinning
+ * out their time, ~300 us yielding, ~15 us sleeping at once; load ~4).  The
+ * idle rule then sleeps at once.  Only a hint: read relaxed. */
+static bool overcommitted(void) {
+  return (size_t)tt_atomic_load_relaxed(&T.awake) + 1 > T.cpus;
+}
+
 /* Sentinel mode: spin, without a deadline, until this worker's go word
- * changes from seen; serve the wake-ups the holder leaves meanwhile.
- * Precondition: this worker holds team.sentinel_id. */
+ * changes from seen or the machine is overcommitted; serve the wake-ups the
+ * holder leaves meanwhile.  Precondition: this worker holds
+ * team.sentinel_id. */
 static void be_sentinel(worker *w, uint32_t seen) {
   /* A holder that already read our id from team.sentinel_id may have bumped
    * wake_seq before this load: then its wake_req stores precede the load,
@@ -408,6 +425,8 @@ static void be_sentinel(worker *w, uint32_t seen) {
   wake_requested(T.slots);
   uint64_t since = tt__now_ns();
   for (unsigned k = 0; tt_atomic_load_acquire(&w->go) == seen; k++) {
+    if (k % 64 == 0 && overcommitted())
+      break;
     if (k % 64 == 0 && tt__now_ns() - since >= TT_POLITE_AFTER_NS)
       sched_yield();
     else
@@ -422,14 +441,6 @@ static void be_sentinel(worker *w, uint32_t seen) {
   wake_requested(T.slots); /* what was left to us before we resigned */
 }
 
-/* More of this team's threads awake than CPUs (the caller counts as one):
- * an idle spinner would take a CPU that a participant with work needs
- * (a static region of 6 on 2 cores: ~57 ms per launch with workers spinning
- * out their time, ~300 us yielding, ~15 us sleeping at once; load ~4).  The
- * idle rule then sleeps at once.  Only a hint: read relaxed. */
-static bool overcommitted(void) {
-  return (size_t)tt_atomic_load_relaxed(&T.awake) + 1 > T.cpus;
-}
 
 static void *worker_main(void *arg) {
   worker *w = arg;
@@ -484,10 +495,12 @@ static void *worker_main(void *arg) {
     }
     if (now < deadline && !overcommitted())
       continue;
-    if (T.sentinel) {
+    if (T.sentinel && !overcommitted()) {
       uint32_t none = 0;
       if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
         be_sentinel(w, seen);
+        if (tt_atomic_load_relaxed(&w->go) == seen)
+          deadline = 0; /* resigned, overcommitted: sleep */
         continue;
       }
     }

@@ -31,10 +31,11 @@
  *     for every worker, its exchange (+ wake), join,
  *     running = 0, release;
  *   - with -DSENTINEL (TEAMS_IDLE=sentinel): a worker whose deadline passed
- *     first tries CAS(team.sentinel_id: 0 -> its id); be_sentinel (load
- *     wake_seq, spin on the go word, scan the wake_req flags when wake_seq
- *     moved, resign with a store of 0 when the go word changed, scan once
- *     more); the holder's delegation (wake_req = 1 for each sleeper its
+ *     first tries CAS(team.sentinel_id: 0 -> its id), or does not try
+ *     (overcommitted); be_sentinel (load wake_seq, spin on the go word, scan
+ *     the wake_req flags when wake_seq moved, resign with a store of 0 when
+ *     the go word changed or, up to RESIGNS times per run, at any moment
+ *     (overcommitted), scan once more); the holder's delegation (wake_req = 1 for each sleeper its
  *     exchange found, fetch_add(wake_seq), load team.sentinel_id, and when it
  *     is 0, wake_requested itself).
  * Abstracted: the clock and everything that only decides *when* a worker
@@ -164,6 +165,12 @@ byte d_mode[NP];
 byte sentinel_id;
 bool poked;
 bool wake_req[NP];
+/* ghost: resignations without a go word change (overcommitted()), bounded
+ * so that the search stays finite */
+byte resigns;
+#ifndef RESIGNS
+#define RESIGNS 1
+#endif
 
 /* ---- the futex and the ghosts ---- */
 bool queued[NP];   /* worker queued in futex_wait on its go word */
@@ -498,6 +505,7 @@ end_idle:
     if
     :: sentinel_id == 0 -> sentinel_id = me; ok = 1
     :: else -> ok = 0
+    :: true -> ok = 0 /* overcommitted(): the role is not taken */
     fi
   }
   if
@@ -512,6 +520,7 @@ end_sentinel:
 #ifndef MUT_SENTINEL_NOPOLL
     :: poked -> poked = 0; wake_requested(NP)
 #endif
+    :: resigns < RESIGNS -> resigns++; break /* overcommitted() */
     od;
     sentinel_id = 0;
 #ifndef MUT_SENTINEL_NOSCAN

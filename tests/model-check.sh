@@ -10,14 +10,14 @@
 # fail.  Exit status 1 when a configuration finds an error, a mutation is not
 # caught, or a search is incomplete (memory bound, depth bound).
 #
-# Environment: SPIN (spin), CC (cc), MODEL_MEMLIM_MB (2048).
+# Environment: SPIN (spin), CC (cc), MODEL_MEMLIM_MB (4096).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 model=${1:-$here/../launcher/team.pml}
 SPIN=${SPIN:-spin}
 CC=${CC:-cc}
-memlim=${MODEL_MEMLIM_MB:-2048}
+memlim=${MODEL_MEMLIM_MB:-4096}
 
 [ -r "$model" ] || { echo "model-check: no model at $model" >&2; exit 2; }
 command -v "$SPIN" >/dev/null 2>&1 || { echo "model-check: $SPIN not found" >&2; exit 2; }

@@ -412,6 +412,51 @@ Test(team, unused_worker_sleeps_while_loops_run) {
   cr_assert_lt(t1 - t0, hz / 10, "unused worker used %ld ticks", t1 - t0);
 }
 
+/* Sentinel mode on an overcommitted machine: a team of CPUs + 1 whose loops
+ * use CPUs participants.  The worker they leave out must not become a
+ * spinning sentinel (it would take a CPU from the loops): it sleeps, as in
+ * sleep mode. */
+Test(team, sentinel_steps_aside_when_overcommitted) {
+  cpu_set_t set;
+  cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof set, &set), 0);
+  int cpus = CPU_COUNT(&set);
+  if (cpus + 1 > 64)
+    cr_skip_test("%d CPUs: a team of CPUs + 1 is too large for this test", cpus);
+  char n[32], unused[32];
+  snprintf(n, sizeof n, "%d", cpus + 1);
+  snprintf(unused, sizeof unused, "teams-w%d", cpus);
+  setenv("TEAMS_NUM_THREADS", n, 1);
+  setenv("TEAMS_SPIN_US", "100", 1);
+  setenv("TEAMS_IDLE", "sentinel", 1);
+  size_t team = (size_t)cpus + 1, p = (size_t)cpus;
+  cr_assert_eq(tt_team_size(), team);
+  tt_foreach_chunk(nop_chunk, NULL, team, team); /* wakes every worker */
+  long t0, t1;
+  char s;
+  cr_assert_eq(thread_stat(unused, &t0, &s), 0);
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int asleep_seen = 0;
+  for (long i = 0;; i++) {
+    tt_foreach_chunk(nop_chunk, NULL, p, p); /* all but the last worker */
+    if ((i & 1023) == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &b);
+      double el = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+      if (el > 0.2) {
+        cr_assert_eq(thread_stat(unused, &t1, &s), 0);
+        if (s == 'S')
+          asleep_seen++;
+      }
+      if (el > 0.6)
+        break;
+    }
+  }
+  cr_assert_gt(asleep_seen, 0, "the left-out worker never slept");
+  cr_assert_eq(thread_stat(unused, &t1, &s), 0);
+  long hz = sysconf(_SC_CLK_TCK);
+  cr_assert_lt(t1 - t0, hz / 10, "left-out worker used %ld ticks", t1 - t0);
+}
+
 /* Sentinel mode: one idle worker never sleeps, the others do. */
 Test(team, sentinel_keeps_exactly_one_worker_awake) {
   setenv("TEAMS_NUM_THREADS", "3", 1);
