@@ -412,7 +412,7 @@ TT_KERNEL_GROUP(demo_where, where_args, p) {
     p->cpu[self] = sched_getcpu();
 }
 
-static void print_where(void) {
+static void print_where(int pinned) {
   int *cpu = xmalloc(team * sizeof *cpu);
   size_t *runs = calloc(team, sizeof *runs);
   for (size_t i = 0; i < team; i++)
@@ -424,7 +424,9 @@ static void print_where(void) {
   printf("participants on CPUs:");
   for (size_t i = 0; i < team; i++)
     printf(" %zu->%d", i, cpu[i]);
-  printf("\n");
+  /* Unpinned, this is where each ran its group of one launch: the kernel
+   * may have had two of them on one CPU at that moment. */
+  printf("%s\n", pinned ? "" : " (unpinned: where each was during one launch)");
   free(cpu);
   free(runs);
 }
@@ -453,7 +455,7 @@ int main(int argc, char **argv) {
          info.start_ms);
   if (info.degraded)
     printf("degraded: %s\n", info.degraded);
-  print_where();
+  print_where(info.pinned > 0);
   printf("time: median of %d launches; groups/participant: one checked launch"
          " (scan: its 3 passes)\n\n",
          reps);
