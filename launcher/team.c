@@ -48,9 +48,10 @@
  * every worker's last seen word is the resync's, and the generations the
  * round hands out next are all larger.  The resyncs take generations 1 and
  * 2 in turn, which no region uses: a worker that only a resync named in a
- * whole round still holds the previous resync's word.  Without it, a worker that did
- * not look at its go word for a whole round (handed a greedy region that
- * ended without it, or left out of every region) could miss the next one.
+ * whole round still holds the previous resync's word.  Without the resync,
+ * a worker that did not look at its go word for a whole round (handed a
+ * greedy region that ended without it, or left out of every region) could
+ * miss the next one.
  *
  * No lost wake-up: a worker sleeps only after CAS(go: seen -> seen|SLEEP)
  * succeeded, and then futex_wait(go, seen|SLEEP).  The holder's exchange and
@@ -141,8 +142,9 @@
  * The model: launcher/team.pml models this protocol for spin and
  * tests/model-check.sh checks it in the test suite (sleep and sentinel
  * modes, with mutants that must fail).  It covers try_take/take_waiting and
- * release, run_parallel (next_go and its resync, sync_reset, the descriptor hand-off, the
- * exchange and wake, the delegation to the sentinel, run_greedy's claims,
+ * release, run_parallel (next_go and its resync, sync_reset, the
+ * descriptor hand-off, the exchange and wake, the delegation to the
+ * sentinel, run_greedy's claims,
  * the close and the waits), worker_main (run_static, join, run_joined, the
  * CAS to SLEEP and the futex loop), be_sentinel and wake_requested, and
  * tt_team_shutdown; it abstracts the clock (when a worker tries to sleep),
@@ -498,9 +500,10 @@ static void *worker_main(void *arg) {
     if (T.sentinel && !overcommitted()) {
       uint32_t none = 0;
       if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
+        /* Back when the go word changed, or resigned (overcommitted): the
+         * deadline has passed, so unless a region came the loop sleeps, or
+         * takes the role again once the machine is no longer overcommitted. */
         be_sentinel(w, seen);
-        if (tt_atomic_load_relaxed(&w->go) == seen)
-          deadline = 0; /* resigned, overcommitted: sleep */
         continue;
       }
     }
@@ -686,7 +689,6 @@ static void take_waiting_with(bool (*take)(void)) {
 static void take_waiting(void) { take_waiting_with(try_take); }
 
 static void release(void) { tt_atomic_store_release(&T.owner, 0); }
-
 
 static uint32_t next_go(uint32_t flags);
 

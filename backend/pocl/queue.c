@@ -116,19 +116,31 @@
 #define TP_LISTED 4
 #define TP_JIT 8
 
-/* One drain() in progress on this thread: the device, and the command that
- * the command this thread is running made ready first (its chain).
- * Innermost first; NULL outside drain(). */
+typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
+
+/* One drain() in progress on this thread: the device, who drains, and the
+ * command that the command this thread is running made ready first (its
+ * chain).  Innermost first; NULL outside drain(). */
 typedef struct drain_frame {
   tp_device *d;
-  int by;         /* run_by */
-  int keep_chain; /* waiters and submitters: yes; the progress thread: no */
+  run_by by;
   _cl_command_node *next; /* the chain: at most one command */
   uint64_t ran, ndrange, groups; /* counts not yet added to d->n_* */
   struct drain_frame *outer;
 } drain_frame;
 
 static __thread drain_frame *tls_frame;
+
+/* This thread's drain of d when a waiter or submitter runs it: the frame
+ * that keeps a chain and sums the counters.  The progress thread's does
+ * neither (see Chains, and Counters below): NULL then, and outside a drain
+ * of d. */
+static drain_frame *
+own_frame (tp_device *d)
+{
+  drain_frame *f = tls_frame;
+  return f != NULL && f->d == d && f->by != BY_PROGRESS ? f : NULL;
+}
 
 typedef enum push_how {
   PUSH_SELF, /* the pusher drains this device right after (eager submit) */
@@ -144,8 +156,6 @@ now_ns (void)
   clock_gettime (CLOCK_MONOTONIC, &t);
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
-
-typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
 
 /* Counters (d->n_*).  A waiter or submitter counts in its drain frame and
  * adds the totals when the frame ends, before its wait or enqueue returns:
@@ -171,8 +181,8 @@ run_counter (tp_device *d, run_by by)
 static void
 count_run (tp_device *d, run_by by)
 {
-  drain_frame *f = tls_frame;
-  if (f != NULL && f->d == d && f->by == (int)by && by != BY_PROGRESS)
+  drain_frame *f = own_frame (d);
+  if (f != NULL)
     f->ran++;
   else
     tt_atomic_fetch_add_relaxed (run_counter (d, by), 1);
@@ -181,8 +191,8 @@ count_run (tp_device *d, run_by by)
 void
 tp_count_ndrange (tp_device *d, size_t groups)
 {
-  drain_frame *f = tls_frame;
-  if (f != NULL && f->d == d && f->by != BY_PROGRESS)
+  drain_frame *f = own_frame (d);
+  if (f != NULL)
     {
       f->ndrange++;
       f->groups += groups;
@@ -196,7 +206,7 @@ static void
 frame_flush (drain_frame *f)
 {
   if (f->ran)
-    tt_atomic_fetch_add_relaxed (run_counter (f->d, (run_by)f->by), f->ran);
+    tt_atomic_fetch_add_relaxed (run_counter (f->d, f->by), f->ran);
   if (f->ndrange)
     {
       tt_atomic_fetch_add_relaxed (&f->d->n_ndrange, f->ndrange);
@@ -285,9 +295,8 @@ static void
 push (tp_device *d, _cl_command_node *node, push_how how)
 {
   node->ready |= TP_LISTED;
-  drain_frame *f = tls_frame;
-  if (how == PUSH_OTHER && f != NULL && f->d == d && f->keep_chain
-      && f->next == NULL)
+  drain_frame *f = own_frame (d);
+  if (how == PUSH_OTHER && f != NULL && f->next == NULL)
     {
       node->next = NULL;
       f->next = node;
@@ -356,8 +365,7 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
 static void
 drain_locked (tp_device *d, run_by by)
 {
-  drain_frame f = { .d = d, .by = by, .keep_chain = by != BY_PROGRESS,
-                    .outer = tls_frame };
+  drain_frame f = { .d = d, .by = by, .outer = tls_frame };
   tls_frame = &f;
   _cl_command_node *n;
   while ((n = pop_locked (d)) != NULL)

@@ -345,9 +345,10 @@ run_on_team (struct launch *L, const tp_settings *set, size_t p)
     {
       /* The steal/auto plug: the team runtime's range schedules split the
        * groups into blocks per participant and let thieves rebalance uneven
-       * groups (auto: static for short launches, steal for long ones,
-       * learned per length; it coarsens single-group grains itself, so it
-       * gets grain 1; steal gets ~64 units per participant, like greedy).
+       * groups (auto: steal for a length it has not seen and for long
+       * launches, static for short ones, learned per length; it coarsens
+       * single-group grains itself, so it gets grain 1; steal gets ~64
+       * units per participant, like greedy).
        * They reject bad arguments before running anything, so an error
        * leaves nothing half done and the greedy path below runs it. */
       L->grain = set->grain                         ? set->grain
