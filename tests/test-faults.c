@@ -145,6 +145,19 @@ static void child_fail(const char *fmt, ...) {
       child_fail(__VA_ARGS__);                                                 \
   } while (0)
 
+/* Reads fd until end of file or until buf (of size cap) is full, and ends
+ * the text with a NUL. */
+static void read_all(int fd, char *buf, size_t cap) {
+  size_t len = 0;
+  ssize_t n;
+  while (len < cap - 1 &&
+         ((n = read(fd, buf + len, cap - 1 - len)) > 0 ||
+          (n < 0 && errno == EINTR)))
+    if (n > 0)
+      len += (size_t)n;
+  buf[len] = 0;
+}
+
 /* Run body(arg) in a child process (which must end with _exit(0) by
  * returning); assert that it succeeded, with its message if not. */
 static void run_child(void (*body)(void *), void *arg, const char *what) {
@@ -161,14 +174,7 @@ static void run_child(void (*body)(void *), void *arg, const char *what) {
   }
   close(fds[1]);
   char msg[401];
-  size_t len = 0;
-  ssize_t n;
-  while (len < sizeof msg - 1 &&
-         ((n = read(fds[0], msg + len, sizeof msg - 1 - len)) > 0 ||
-          (n < 0 && errno == EINTR)))
-    if (n > 0)
-      len += (size_t)n;
-  msg[len] = 0;
+  read_all(fds[0], msg, sizeof msg);
   close(fds[0]);
   int status;
   while (waitpid(pid, &status, 0) < 0)
@@ -681,14 +687,7 @@ static void debug_child(void *arg) {
   }
   close(fds[1]);
   char buf[8192];
-  size_t len = 0;
-  ssize_t n;
-  while (len < sizeof buf - 1 &&
-         ((n = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0 ||
-          (n < 0 && errno == EINTR)))
-    if (n > 0)
-      len += (size_t)n;
-  buf[len] = 0;
+  read_all(fds[0], buf, sizeof buf);
   close(fds[0]);
   int status;
   while (waitpid(pid, &status, 0) < 0)

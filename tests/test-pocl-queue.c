@@ -65,6 +65,20 @@ static cl_mem zeros(cl_command_queue q, size_t n) {
   return b;
 }
 
+/* The kernel `inc` over a new buffer of n zeros (in *b). */
+static cl_kernel inc_on_zeros(size_t n, cl_mem *b) {
+  *b = zeros(E.q, n);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, *b);
+  return k;
+}
+
+/* The driver's counters now; skips the test on a device without them. */
+static void stats_or_skip(tt_cl_stats *s) {
+  if (clu_stats(&E, s) != 0)
+    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+}
+
 static void expect_all(cl_command_queue q, cl_mem b, size_t n, cl_uint want) {
   cl_uint *v = malloc(n * sizeof *v);
   CLU_CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, n * sizeof *v, v, 0, NULL,
@@ -76,9 +90,8 @@ static void expect_all(cl_command_queue q, cl_mem b, size_t n, cl_uint want) {
 
 QUEUE_TEST(in_order_chain) {
   const size_t n = 1024;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   size_t l = 64;
   for (int i = 0; i < 100; i++)
     CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, &l, 0, NULL, NULL));
@@ -178,9 +191,8 @@ static void *set_later(void *arg) {
  * a thread waiting for it runs it once another thread sets the event. */
 QUEUE_TEST(user_event_gate_waiter_runs) {
   const size_t n = 256;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   cl_int err;
   cl_event u = clCreateUserEvent(E.ctx, &err);
   CLU_CHECK(err);
@@ -219,9 +231,8 @@ QUEUE_TEST(user_event_gate_waiter_runs) {
  * thread on teams) once its user event is set. */
 QUEUE_TEST(user_event_progress_without_waiter) {
   const size_t n = 256;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   cl_int err;
   cl_event u = clCreateUserEvent(E.ctx, &err);
   CLU_CHECK(err);
@@ -248,9 +259,8 @@ QUEUE_TEST(user_event_progress_without_waiter) {
  * in-order queue, without running them; waits report the failure. */
 QUEUE_TEST(failure_propagates) {
   const size_t n = 128;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   cl_int err;
   cl_event u = clCreateUserEvent(E.ctx, &err);
   CLU_CHECK(err);
@@ -300,9 +310,8 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user) {
 
 QUEUE_TEST(callback_enqueues) {
   const size_t n = 64;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   struct cb_state st = {0};
   st.q = E.q;
   st.k = k;
@@ -464,17 +473,15 @@ static void lazy_env(void) {
 Test(pocl_queue_lazy, waiter_runs_else_progress_thread, .init = lazy_env,
      .fini = teardown, .timeout = 300) {
   tt_cl_stats s0, s1;
-  if (clu_stats(&E, &s0) != 0)
-    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+  stats_or_skip(&s0);
   char set[128];
   CLU_CHECK(clGetDeviceInfo(E.dev, TT_CL_DEVICE_SETTINGS, sizeof set, set,
                             NULL));
   cr_assert(strstr(set, "submit=lazy grace_us=1000000") != NULL, "settings: %s",
             set);
   const size_t n = 256;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   clu_stats(&E, &s0);
   for (int i = 0; i < 10; i++)
     CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
@@ -516,13 +523,11 @@ static void burst_env(void) {
 Test(pocl_queue_lazy, in_order_burst_longer_than_grace, .init = burst_env,
      .fini = teardown, .timeout = 300) {
   tt_cl_stats s0, s1;
-  if (clu_stats(&E, &s0) != 0)
-    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+  stats_or_skip(&s0);
   const size_t n = 64;
   const int burst = 100;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   clu_stats(&E, &s0);
   for (int i = 0; i < burst; i++) {
     CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
@@ -549,12 +554,10 @@ static void eager_env(void) {
 Test(pocl_queue_eager, submit_runs_in_caller, .init = eager_env,
      .fini = teardown, .timeout = 300) {
   tt_cl_stats s0, s1;
-  if (clu_stats(&E, &s0) != 0)
-    cr_skip_test("counters exist on teams only (device: %s)", E.name);
+  stats_or_skip(&s0);
   const size_t n = 256;
-  cl_mem b = zeros(E.q, n);
-  cl_kernel k = clu_kernel(P, "inc");
-  CLU_ARG(k, 0, b);
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
   clu_stats(&E, &s0);
   for (int i = 0; i < 10; i++)
     CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));

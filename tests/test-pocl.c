@@ -444,10 +444,7 @@ KERNEL_TEST(round_to_nearest_and_restore) {
   float in[64], out[64];
   for (int i = 0; i < 64; i++)
     in[i] = 1.0f;
-  cl_int err;
-  cl_program p = clCreateProgramWithSource(E.ctx, 1, &src, NULL, &err);
-  CLU_CHECK(err);
-  CLU_CHECK(clBuildProgram(p, 1, &E.dev, "", NULL, NULL));
+  cl_program p = clu_build_src_opts(&E, src, "");
   cl_kernel k = clu_kernel(p, "bump");
   cl_mem b =
       clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof in, in);
@@ -485,11 +482,8 @@ KERNEL_TEST(ftz_and_restore) {
   for (int i = 0; i < 64; i++)
     in[i] = 0x1p-30f * (float)(i + 1); /* products <= 2^-134: denormal */
   for (int ftz = 0; ftz < 2; ftz++) {
-    cl_int err;
-    cl_program p = clCreateProgramWithSource(E.ctx, 1, &src, NULL, &err);
-    CLU_CHECK(err);
-    CLU_CHECK(clBuildProgram(p, 1, &E.dev, ftz ? "-cl-denorms-are-zero" : "",
-                             NULL, NULL));
+    cl_program p =
+        clu_build_src_opts(&E, src, ftz ? "-cl-denorms-are-zero" : "");
     cl_kernel k = clu_kernel(p, "mul");
     cl_mem b = clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
                           sizeof in, in);

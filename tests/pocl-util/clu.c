@@ -45,10 +45,15 @@ void clu_close(clu_env *e) {
 }
 
 cl_program clu_build_src(clu_env *e, const char *src) {
+  return clu_build_src_opts(e, src, "-cl-std=CL3.0");
+}
+
+cl_program clu_build_src_opts(clu_env *e, const char *src,
+                              const char *options) {
   cl_int err;
   cl_program p = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
   CLU_CHECK(err);
-  err = clBuildProgram(p, 1, &e->dev, "-cl-std=CL3.0", NULL, NULL);
+  err = clBuildProgram(p, 1, &e->dev, options, NULL, NULL);
   if (err != CL_SUCCESS) {
     char log[8192] = "";
     clGetProgramBuildInfo(p, e->dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1,

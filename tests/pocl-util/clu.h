@@ -33,6 +33,9 @@ cl_command_queue clu_queue(clu_env *e, cl_command_queue_properties props);
  * prints the build log on failure. */
 cl_program clu_build(clu_env *e, const char *name);
 cl_program clu_build_src(clu_env *e, const char *src);
+/* The same with these build options instead of -cl-std=CL3.0. */
+cl_program clu_build_src_opts(clu_env *e, const char *src,
+                              const char *options);
 cl_kernel clu_kernel(cl_program p, const char *name);
 cl_mem clu_buffer(clu_env *e, cl_mem_flags flags, size_t size, void *host);
 
