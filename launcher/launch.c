@@ -2,32 +2,27 @@
  *
  * A launch validates its configuration, resolves the NDRange (filling unused
  * dimensions, choosing a local size, counting groups), and hands linear group
- * ranges to the kernel's generated chunk function through one team region:
- *
- *   static  tt_foreach_chunk(m = p): participant c runs the c-th of p equal
- *           blocks of groups (balanced to within one group);
- *   greedy  tt_foreach_chunk(m > p): chunks of `grain` groups from the team's
- *           counter;
- *   steal,  tt_foreach_range over the groups with `grain` groups per grain:
- *   auto    the range schedules own the policy.
+ * ranges to the kernel's generated chunk function through tt_foreach_range
+ * over the groups, with the launch's schedule and grain: the range
+ * schedules own the policy (static blocks, greedy chunks, stealing, auto)
+ * and the grain default (grain 0), the same ones the PoCL driver runs its
+ * work-groups with.
  *
  * Everything a launch needs lives in one struct launch on the caller's
  * stack; participants only read it, except for their own groups_run slot and
- * the failure flag.  tt_foreach_chunk / tt_foreach_range return after every
- * chunk has run and their completion gives the caller the participants'
- * writes (the team's release/acquire on its completion count), so no
- * ordering is needed here beyond a relaxed flag.
+ * the failure flag.  tt_foreach_range returns after every group has run and
+ * its completion gives the caller the participants' writes (the team's
+ * release/acquire on its completion count), so no ordering is needed here
+ * beyond a relaxed flag.
  *
- * Local memory.  Each participant takes it from its own thread's scratch
- * (tt__scratch) inside the chunk, so a launch allocates nothing once the
- * scratch has grown, and a launch that runs serially beside a team region
- * (another thread holds the team) uses the caller's scratch, which no team
- * region touches.  A launch from inside a chunk is the exception: it runs
- * serially on a thread whose scratch may be the local memory of the group
- * that launched it (or of a PoCL work-group), so it gets a block of its own
- * from the heap.  That costs an allocation, on a path that is rare and
- * serial anyway. */
-#include <stdatomic.h>
+ * Local memory.  Each participant takes it from its own thread's
+ * TT__SCRATCH_LOCAL buffer inside the chunk, so a launch allocates nothing
+ * once the buffer has grown, and a launch that runs serially beside a team
+ * region (another thread holds the team) uses the caller's buffer, which no
+ * team region touches.  A launch from inside a chunk is the exception: it
+ * runs serially on a thread whose buffer may be the local memory of the
+ * group that launched it, so it gets a block of its own from the heap.  That
+ * costs an allocation, on a path that is rare and serial anyway. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -35,50 +30,34 @@
 #include "team-internal.h"
 
 /* Alignment of local memory: tt__scratch's, and what the header promises. */
-#define LOCAL_ALIGN 128
+#define LOCAL_ALIGN TT_CACHE_PAD
 
 struct launch {
   const tt_kernel *k;
   const void *args;
   tt_ndrange nd;
-  size_t nchunks; /* static: p blocks; greedy: chunks of grain groups */
-  size_t grain;   /* greedy only */
   void *nested_local;
   size_t *groups_run;
   size_t groups_run_len;
-  atomic_int failed; /* set by a participant whose local memory failed */
+  _Atomic int failed; /* set by a participant whose local memory failed */
 };
 
 static void run_groups(struct launch *L, size_t begin, size_t end) {
   void *local = L->nested_local;
   if (local == NULL && L->nd.local_mem != 0) {
-    local = tt__scratch(L->nd.local_mem);
+    local = tt__scratch(TT__SCRATCH_LOCAL, L->nd.local_mem);
     if (local == NULL) {
-      atomic_store_explicit(&L->failed, 1, memory_order_relaxed);
+      tt_atomic_store_relaxed(&L->failed, 1);
       return;
     }
   }
   L->k->chunk(L->args, &L->nd, begin, end, local);
   if (L->groups_run != NULL) {
-    int self = tt__self();
+    int self = tt_participant();
     size_t i = self < 0 ? 0 : (size_t)self;
     if (i < L->groups_run_len)
       L->groups_run[i] += end - begin;
   }
-}
-
-static void static_chunk(void *ctx, size_t c) {
-  struct launch *L = ctx;
-  size_t q = L->nd.ngroups / L->nchunks, r = L->nd.ngroups % L->nchunks;
-  size_t begin = c * q + (c < r ? c : r);
-  run_groups(L, begin, begin + q + (c < r));
-}
-
-static void greedy_chunk(void *ctx, size_t c) {
-  struct launch *L = ctx;
-  size_t begin = c * L->grain;
-  size_t end = L->nd.ngroups - begin < L->grain ? L->nd.ngroups : begin + L->grain;
-  run_groups(L, begin, end);
 }
 
 static void range_chunk(void *ctx, size_t begin, size_t end) {
@@ -182,9 +161,7 @@ static int resolve(const tt_launch_config *cfg, size_t participants,
 }
 
 static size_t participants_for(const tt_launch_config *cfg) {
-  size_t team = tt__team_size();
-  if (team == 0)
-    team = 1;
+  size_t team = tt_team_size();
   return cfg->participants != 0 && cfg->participants < team ? cfg->participants
                                                             : team;
 }
@@ -230,9 +207,9 @@ int tt_launch(const tt_kernel *k, const void *args, const tt_launch_config *cfg)
   L.nested_local = NULL;
   L.groups_run = cfg->groups_run;
   L.groups_run_len = cfg->groups_run != NULL ? cfg->groups_run_len : 0;
-  atomic_init(&L.failed, 0);
+  tt_atomic_store_relaxed(&L.failed, 0);
 
-  if (tt__self() >= 0 && L.nd.local_mem != 0) {
+  if (tt_participant() >= 0 && L.nd.local_mem != 0) {
     size_t sz = (L.nd.local_mem + LOCAL_ALIGN - 1) & ~(size_t)(LOCAL_ALIGN - 1);
     if (sz < L.nd.local_mem)
       return TT_EOVERFLOW;
@@ -241,34 +218,10 @@ int tt_launch(const tt_kernel *k, const void *args, const tt_launch_config *cfg)
       return TT_ENOMEM;
   }
 
-  size_t G = L.nd.ngroups;
-  if (p > G)
-    p = G;
-  switch (cfg->schedule) {
-  case TT_SCHED_STATIC:
-    L.nchunks = p;
-    L.grain = 0;
-    err = tt_foreach_chunk(static_chunk, &L, p, p);
-    break;
-  case TT_SCHED_GREEDY: {
-    size_t grain = cfg->grain != 0 ? cfg->grain : G / (8 * p);
-    if (grain == 0)
-      grain = 1;
-    L.grain = grain;
-    L.nchunks = G / grain + (G % grain != 0);
-    err = tt_foreach_chunk(greedy_chunk, &L, L.nchunks, p);
-    break;
-  }
-  default: { /* steal, auto: validated above */
-    size_t grain = cfg->grain != 0 ? cfg->grain : G / (16 * p);
-    if (grain == 0)
-      grain = 1;
-    err = tt_foreach_range(range_chunk, &L, G, grain, p, cfg->schedule);
-    break;
-  }
-  }
+  err = tt_foreach_range(range_chunk, &L, L.nd.ngroups, cfg->grain, p,
+                         cfg->schedule);
   free(L.nested_local);
-  if (err == 0 && atomic_load_explicit(&L.failed, memory_order_relaxed))
+  if (err == 0 && tt_atomic_load_relaxed(&L.failed))
     err = TT_ENOMEM;
   return err;
 }

@@ -7,7 +7,12 @@
  *   auto    see below.
  * A range with a single grain, p == 1, or a call from inside a chunk (where
  * the team would run it serially anyway) runs as one call f(ctx, 0, n) on the
- * caller.
+ * caller, as a serial region (tt_participant() is 0 inside it, so a launch
+ * from f knows it is nested).
+ *
+ * Grain 0 asks for the schedule's default, tt__range_default_grain below:
+ * the one place where the launcher's and the PoCL driver's grain defaults
+ * are decided, since both run their work-groups through tt_foreach_range.
  *
  * Auto.  tt_foreach_range cannot know whether its work is uneven, so auto
  * decides by length, measured:
@@ -19,7 +24,7 @@
  *     (the launcher runs every kernel through one f, and its launches differ
  *     in n), in a small per-thread table.  A loop whose last auto region
  *     took at least AUTO_LONG_NS runs with the steal schedule, its units
- *     coarsened to at most AUTO_UNITS_PER_P per participant (a multiple of
+ *     coarsened to at most UNITS_PER_P per participant (a multiple of
  *     the grain); one that took less than AUTO_SHORT_NS runs static.
  *     Between the two it keeps its schedule, so a loop near the threshold
  *     does not flip back and forth.  A loop not in the table steals: its
@@ -44,7 +49,6 @@
  * region, while a thief can still balance to 1/64 of a block.  The
  * table (16 entries, direct-mapped on f and n) forgets a loop when another
  * one maps to its entry: it then starts again as unknown. */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,21 +56,18 @@
 #include "prim.h"
 #include "steal.h"
 #include "team-internal.h"
+#include "topology-view.h"
 
 #define AUTO_MIN_GRAINS 4
-#define AUTO_UNITS_PER_P 64
+#define UNITS_PER_P 64
 #define AUTO_LONG_NS 50000
 #define AUTO_SHORT_NS 25000
 #define AUTO_MEMO 16
 
 typedef void (*range_fn)(void *, size_t, size_t);
 
-/* ---- per-thread state: steal slots, last counters, the auto table --------- */
+/* ---- per-thread state: last counters, the auto table ----------------------- */
 
-static pthread_key_t slots_key;
-static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
-static _Thread_local tt__steal_slot *tls_slots;
-static _Thread_local size_t tls_slots_cap;
 static _Thread_local tt_steal_stats tls_last;
 
 typedef struct auto_entry {
@@ -76,28 +77,27 @@ typedef struct auto_entry {
 } auto_entry;
 static _Thread_local auto_entry tls_auto[AUTO_MEMO];
 
-static void slots_free(void *p) { free(p); }
-static void slots_key_init(void) { pthread_key_create(&slots_key, slots_free); }
+/* ---- the default grain ---------------------------------------------------- */
 
-/* The calling thread's slots for a steal region of p participants.  Not
- * tt__scratch: a launch's chunks take their local memory from it, on the
- * caller's thread too, while the region runs. */
-static tt__steal_slot *thread_slots(size_t p) {
-  if (p <= tls_slots_cap)
-    return tls_slots;
-  pthread_once(&slots_once, slots_key_init);
-  size_t cap = p < 16 ? 16 : p;
-  tt__steal_slot *s = aligned_alloc(TT_CACHE_PAD, cap * sizeof *s);
-  if (!s)
-    return NULL;
-  free(tls_slots);
-  tls_slots = s;
-  tls_slots_cap = cap;
-  pthread_setspecific(slots_key, s);
-  return s;
+/* static, auto: 1.  Static blocks are then balanced to within one index, and
+ *   auto coarsens its steal units itself (UNITS_PER_P per participant).
+ * greedy, steal: n / (UNITS_PER_P * p), rounded up: about 64 chunks or units
+ *   per participant, so uneven work (the triangular grid) balances to within
+ *   ~1/64 of a participant's share while a uniform range of 1e5+ indices
+ *   pays one shared-counter update (greedy) or one RMW of its own block word
+ *   (steal) per ~1/64 of it; the per-unit cost is measured under "Why these
+ *   numbers" above. */
+size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p) {
+  if (schedule != TT_SCHED_GREEDY && schedule != TT_SCHED_STEAL)
+    return 1;
+  if (p == 0)
+    p = 1;
+  size_t units = p > SIZE_MAX / UNITS_PER_P ? SIZE_MAX : p * UNITS_PER_P;
+  size_t g = n / units + (n % units != 0);
+  return g ? g : 1;
 }
 
-/* ---- static and greedy ---------------------------------------------------- */
+/* ---- static, greedy and the serial call ------------------------------------ */
 
 typedef struct plain_range {
   range_fn f;
@@ -107,9 +107,8 @@ typedef struct plain_range {
 
 static void static_chunk(void *ctx, size_t c) {
   const plain_range *s = ctx;
-  size_t base = s->grains / s->p, extra = s->grains % s->p;
-  size_t g0 = c * base + (c < extra ? c : extra);
-  size_t g1 = g0 + base + (c < extra);
+  size_t g0, g1;
+  tt__block(s->grains, s->p, c, &g0, &g1);
   size_t begin = g0 * s->grain;
   size_t end = s->n - begin > (g1 - g0) * s->grain ? g1 * s->grain : s->n;
   if (begin < end)
@@ -121,6 +120,12 @@ static void greedy_chunk(void *ctx, size_t c) {
   size_t begin = c * s->grain;
   size_t end = s->n - begin > s->grain ? begin + s->grain : s->n;
   s->f(s->ctx, begin, end);
+}
+
+static void whole_chunk(void *ctx, size_t c) {
+  const plain_range *s = ctx;
+  (void)c;
+  s->f(s->ctx, 0, s->n);
 }
 
 /* ---- steal ------------------------------------------------------------------ */
@@ -136,10 +141,12 @@ static void steal_each(void *ctx, size_t i) {
 
 static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
                      size_t units, size_t p) {
-  tt__steal_slot *slots = thread_slots(p);
+  /* The caller's TT__SCRATCH_STEAL buffer: a thread holds one steal region
+   * at a time (a range started from inside a chunk runs serially, above), and
+   * the chunks' local memory is TT__SCRATCH_LOCAL, another buffer. */
+  tt__steal_slot *slots = tt__scratch(TT__SCRATCH_STEAL, p * sizeof *slots);
   if (!slots) { /* no memory for the slots: static needs none */
-    size_t grains = units; /* units are whole multiples of the grain */
-    plain_range pr = {f, ctx, n, unit, grains, p};
+    plain_range pr = {f, ctx, n, unit, units, p}; /* units: whole grains */
     return tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
   }
   tt__steal_region r;
@@ -151,14 +158,7 @@ static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
   r.caller_unplaced =
       !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
   tt__team_run(steal_each, &r, p, p, TT__MODE_EACH, NULL);
-  tt_steal_stats st;
-  tt__steal_region_stats(&r, &st);
-  st.units = units;
-  for (size_t i = 0; i < p; i++) {
-    st.joined += tt_atomic_load_relaxed(&slots[i].state) != TT__OWNER_IDLE;
-    st.backoffs += slots[i].backoffs;
-  }
-  tls_last = st;
+  tt__steal_region_stats(&r, &tls_last);
   return 0;
 }
 
@@ -166,8 +166,10 @@ static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
 
 int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
                      size_t n, size_t grain, size_t p, tt_schedule schedule) {
-  if (!f || p == 0 || grain == 0 || (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
+  if (!f || p == 0 || (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
     return TT_EINVAL;
+  if (grain == 0)
+    grain = tt__range_default_grain(schedule, n, p);
   if (n > SIZE_MAX - grain)
     return TT_EOVERFLOW;
   if (n == 0)
@@ -175,17 +177,16 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   size_t grains = n / grain + (n % grain != 0);
   if (p > grains)
     p = grains;
-  if (p > 1 && tt__self() < 0) {
-    size_t team = tt__team_size(); /* starts the team */
+  bool nested = tt_participant() >= 0;
+  if (p > 1 && !nested) {
+    size_t team = tt_team_size(); /* starts the team */
     if (p > team)
       p = team;
   }
-  if (p == 1 || tt__self() >= 0) {
-    f(ctx, 0, n); /* one grain, one participant, or nested in a chunk */
-    return 0;
-  }
-
   plain_range pr = {f, ctx, n, grain, grains, p};
+  if (p == 1 || nested) /* one grain, one participant, or nested in a chunk */
+    return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
+
   switch (schedule) {
   case TT_SCHED_STATIC:
     return tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
@@ -210,7 +211,7 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   int rc;
   if (steal) {
     size_t unit, units;
-    tt__steal_units(n, grain, (uint64_t)AUTO_UNITS_PER_P * p, &unit, &units);
+    tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, &unit, &units);
     rc = run_steal(f, ctx, n, unit, units, p);
   } else {
     rc = tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);

@@ -91,6 +91,8 @@
 
 #include <string.h>
 #include "prim.h"
+#include "team-internal.h"
+#include "topology-view.h"
 
 void tt__steal_units(size_t n, size_t grain, uint64_t max_units, size_t *unit,
                      size_t *units) {
@@ -117,10 +119,9 @@ void tt__steal_region_init(tt__steal_region *r, tt__steal_slot *slots,
   r->slots = slots;
   r->protect_passes = TT__STEAL_PROTECT_PASSES;
   r->backoff_spins = 32;
-  size_t base = units / p, extra = units % p;
   for (size_t i = 0; i < p; i++) {
-    size_t front = i * base + (i < extra ? i : extra);
-    size_t back = front + base + (i < extra);
+    size_t front, back;
+    tt__block(units, p, i, &front, &back);
     memset(&slots[i], 0, sizeof slots[i]);
     tt_atomic_store_relaxed(&slots[i].range, TT__RANGE_PACK(front, back));
     tt_atomic_store_relaxed(&slots[i].state, TT__OWNER_IDLE);
@@ -284,5 +285,9 @@ void tt__steal_region_stats(const tt__steal_region *r, tt_steal_stats *out) {
     out->moved_cross_llc += s->moved_cross_llc;
     out->moved_cross_node += s->moved_cross_node;
     out->rescues += s->rescues;
+    out->joined +=
+        tt_atomic_load_relaxed(&r->slots[i].state) != TT__OWNER_IDLE;
+    out->backoffs += r->slots[i].backoffs;
   }
+  out->units = r->units;
 }

@@ -13,7 +13,10 @@
 #include <stdint.h>
 #include "teams/team.h"
 #include "atomic.h"
-#include "topology-view.h"
+
+/* The topology snapshot (topology-view.h, which brings in hwloc): only
+ * steal.c and the code that installs orders need its fields. */
+struct tt__topo;
 
 /* Blocks are ranges of units (grains, or multiples of the grain when a range
  * has more grains than fit): [front, back) packed in one 64-bit word. */
@@ -77,13 +80,16 @@ void tt__steal_region_init(tt__steal_region *r, tt__steal_slot *slots,
 
 /* Installs the victim orders of snapshot s (when ordered, s->n >= p) and its
  * LLC/node ids for the counters (when s is pinned).  NULL: cyclic. */
-void tt__steal_region_topology(tt__steal_region *r, const tt__topo *s);
+void tt__steal_region_topology(tt__steal_region *r,
+                               const struct tt__topo *s);
 
 /* Runs participant self of r: its own block from the front, then steals.
  * Returns when a full scan over the other blocks found nothing to take. */
 void tt__steal_participant(tt__steal_region *r, size_t self);
 
-/* Sum of the participants' counters. */
+/* The region's counters (every field of tt_steal_stats): the participants'
+ * sums, the participants that joined, and the units.  Call it after the
+ * region (the team's completion orders the participants' writes). */
 void tt__steal_region_stats(const tt__steal_region *r, tt_steal_stats *out);
 
 #endif

@@ -1,11 +1,14 @@
-/* teams: the team runtime's internal contract, shared by the launcher, the
- * range schedules and the PoCL driver (all linked into libteams). */
+/* teams: the team's internal contract inside launcher/: what team.c offers
+ * the range schedules (range.c, steal.c), the launcher (launch.c) and the
+ * white-box tests.  Code outside launcher/ (the PoCL driver) sees only
+ * internal/teams-internal.h, which this includes. */
 #ifndef TEAMS_TEAM_INTERNAL_H
 #define TEAMS_TEAM_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "teams-internal.h"
 #include "teams/team.h"
 
 /* How the participants of a region share its m chunks. */
@@ -29,23 +32,23 @@ typedef enum tt__mode {
 int tt__team_run(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
                  size_t p, tt__mode mode, int *parallel);
 
-/* Participant index of the calling thread inside a chunk, -1 outside. */
-int tt__self(void);
-
 /* True inside a chunk of a region that runs on the team, false inside a
  * chunk of a region that runs serially (busy rule, nesting) and outside:
  * an EACH-mode function need not wait for participants that cannot come. */
 bool tt__region_parallel(void);
 
-/* Participants the next region may have: team size (starts the team). */
-size_t tt__team_size(void);
+/* The grain tt_foreach_range uses for `schedule` when asked for grain 0
+ * (range.c): the one grain default of the launcher and the PoCL driver. */
+size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p);
 
-/* Scratch memory of the calling thread (so per participant inside a chunk,
- * and safe in serial regions that run beside a team region): at least size
- * bytes, 128-byte aligned, valid until the next call on this thread with a
- * larger size or the thread's exit.  NULL when out of memory.  Grows on
- * demand, so nothing is allocated on the launch path once warm. */
-void *tt__scratch(size_t size);
+/* Block c of [0, n) split into p blocks balanced to within one (the first
+ * n % p blocks are one longer): [*begin, *end).  Precondition: c < p. */
+static inline void tt__block(size_t n, size_t p, size_t c, size_t *begin,
+                             size_t *end) {
+  size_t q = n / p, r = n % p;
+  *begin = c * q + (c < r ? c : r);
+  *end = *begin + q + (c < r);
+}
 
 /* Tests of the generation wrap (team.c, "A worker notices a region"):
  * moves the generation counter forward so that `left` regions remain before

@@ -954,17 +954,14 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 
 /* ---- queries ------------------------------------------------------------------- */
 
-int tt__self(void) { return tls_self; }
-bool tt__region_parallel(void) { return tls_parallel; }
 int tt_participant(void) { return tls_self; }
+bool tt__region_parallel(void) { return tls_parallel; }
 
-size_t tt__team_size(void) {
+size_t tt_team_size(void) {
   ensure_started();
   size_t n = team_size();
   return n ? n : 1;
 }
-
-size_t tt_team_size(void) { return tt__team_size(); }
 
 int tt__participant_cpu(size_t participant) {
   if (!tt_atomic_load_acquire(&T.running) || participant >= team_size())
@@ -993,32 +990,4 @@ int tt_team_get_info(tt_team_info *info) {
   info->degraded = T.degraded[0] ? T.degraded : NULL;
   pthread_mutex_unlock(&lifecycle);
   return 0;
-}
-
-/* ---- per-thread scratch -------------------------------------------------------- */
-
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static _Thread_local void *tls_scratch;
-static _Thread_local size_t tls_scratch_size;
-
-static void scratch_free(void *p) { free(p); }
-static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
-
-void *tt__scratch(size_t size) {
-  if (size <= tls_scratch_size)
-    return tls_scratch;
-  pthread_once(&scratch_once, scratch_init);
-  size_t want = size < 4096 ? 4096 : size;
-  want = (want + TT_CACHE_PAD - 1) & ~(size_t)(TT_CACHE_PAD - 1);
-  if (want < size)
-    return NULL; /* overflow */
-  void *p = aligned_alloc(TT_CACHE_PAD, want);
-  if (!p)
-    return NULL;
-  free(tls_scratch);
-  tls_scratch = p;
-  tls_scratch_size = want;
-  pthread_setspecific(scratch_key, p);
-  return p;
 }

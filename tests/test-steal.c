@@ -481,7 +481,6 @@ Test(range, bad_inputs_return_codes_and_leave_the_team_usable) {
   cr_assert_eq(tt_foreach_range(count_f, &c, 100, 7, 2, TT_SCHED_STEAL), 0);
   cr_assert_eq(tt_steal_last_stats(&before), 0);
   cr_expect_eq(tt_foreach_range(NULL, NULL, 10, 1, 2, TT_SCHED_STEAL), TT_EINVAL);
-  cr_expect_eq(tt_foreach_range(noop_f, NULL, 10, 0, 2, TT_SCHED_STEAL), TT_EINVAL);
   cr_expect_eq(tt_foreach_range(noop_f, NULL, 10, 1, 0, TT_SCHED_STEAL), TT_EINVAL);
   cr_expect_eq(tt_foreach_range(noop_f, NULL, 10, 1, 2, (tt_schedule)17), TT_EINVAL);
   cr_expect_eq(tt_foreach_range(noop_f, NULL, 10, 1, 2, (tt_schedule)-1), TT_EINVAL);

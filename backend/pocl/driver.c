@@ -81,9 +81,13 @@ tp_settings_parse (tp_settings *s, const char *params, char *err,
         }
       else if (strcmp (k, "grain") == 0)
         {
-          if (parse_size (v, &s->grain) != 0)
+          /* Bounded so that groups + grain cannot overflow in
+           * tt_foreach_range (run.c relies on it). */
+          if (parse_size (v, &s->grain) != 0 || s->grain > TP_MAX_GRAIN)
             {
-              snprintf (err, errlen, "grain=%s: want an integer >= 0", v);
+              snprintf (err, errlen,
+                        "grain=%s: want an integer in [0, %llu]", v,
+                        (unsigned long long)TP_MAX_GRAIN);
               rc = -1;
               break;
             }

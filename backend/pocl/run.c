@@ -4,14 +4,14 @@
  * ========
  * The thread that runs the command (queue.c: its submitter, a waiter, or the
  * progress thread) builds one read-only description of the launch on its
- * stack (struct launch) and calls the team with it as participant 0.  The
- * work-groups [0, m) are split into chunks of `grain` consecutive groups;
- * participants take chunks (auto, the default, and steal: tt_foreach_range,
- * the team runtime's range schedules; greedy: one shared counter inside the
- * team; static: chunk c on participant c).
+ * stack (struct tp_launch) and runs the work-groups [0, m) through
+ * tt_foreach_range, as participant 0, with the device's schedule and grain
+ * (schedule=, grain=; grain 0 takes the runtime's default): the same
+ * schedules and defaults as the C launcher, owned by launcher/range.c.
  *
  * Per-participant state lives in the participant thread's own scratch
- * (struct part, thread-local), never in shared memory: the argument array
+ * (struct part, thread-local; its memory the runtime's TT__SCRATCH_DRIVER
+ * buffer), never in shared memory: the argument array
  * (local arguments and automatic locals point into this participant's local
  * memory, 128-aligned), a copy of the command's pocl_context whose printf
  * buffer and position are this participant's, and the local memory itself.
@@ -63,7 +63,7 @@ align_up (size_t x)
 }
 
 /* The launch, as the participants see it (read-only during the region). */
-struct launch {
+struct tp_launch {
   pocl_workgroup_func wg;
   const struct pocl_context *pc; /* the command's */
   void *const *args;             /* template; local entries filled per part */
@@ -74,16 +74,15 @@ struct launch {
   size_t local_bytes;
   size_t printf_cap;
   uint64_t id;
-  size_t ng0, ng1, m, grain;
+  size_t ng0, ng1, m;
   unsigned ftz;
   tp_device *d;
 };
 
-/* One participant's scratch (thread-local). */
+/* One participant's view of its scratch (thread-local; the memory is the
+ * thread's TT__SCRATCH_DRIVER buffer, freed by the runtime at thread exit). */
 struct part {
   uint64_t launch_id;
-  char *mem;
-  size_t cap;
   void **args;
   void **args2;
   struct pocl_context *pc;
@@ -92,8 +91,6 @@ struct part {
 };
 
 static __thread struct part tls_part;
-static pthread_key_t part_key;
-static pthread_once_t part_once = PTHREAD_ONCE_INIT;
 /* Launch ids: unique per process.  A thread takes a block of
  * TP_LAUNCH_IDS ids from the shared counter when it has none left and
  * hands them out itself: one read-modify-write per 2^20 launches instead of
@@ -114,25 +111,10 @@ next_launch_id (void)
   return tls_launch_next++;
 }
 
-static void
-part_free (void *p)
-{
-  struct part *pt = p;
-  free (pt->mem);
-  pt->mem = NULL;
-  pt->cap = 0;
-}
-
-static void
-part_key_init (void)
-{
-  pthread_key_create (&part_key, part_free);
-}
-
 /* Precondition: called by the participant itself, on its first chunk of
  * launch L (the scratch is this thread's alone). */
 static void
-part_setup (struct part *pt, const struct launch *L)
+part_setup (struct part *pt, const struct tp_launch *L)
 {
   size_t o_pc = 0;
   size_t o_args = o_pc + align_up (sizeof (struct pocl_context));
@@ -140,28 +122,21 @@ part_setup (struct part *pt, const struct launch *L)
   size_t o_local = o_args2 + align_up (L->n * sizeof (void *));
   size_t o_printf = o_local + align_up (L->local_bytes);
   size_t need = o_printf + align_up (L->printf_cap);
-  if (pt->cap < need)
+  /* One user per thread: a work-group never launches another command. */
+  char *mem = tt__scratch (TT__SCRATCH_DRIVER, need);
+  if (mem == NULL)
     {
-      pthread_once (&part_once, part_key_init);
-      free (pt->mem);
-      pt->mem = aligned_alloc (TP_ALIGN, need);
-      pt->cap = pt->mem ? need : 0;
-      if (pt->mem == NULL)
-        {
-          /* No way to fail the command from here (ops->run is void and
-           * the event completes after it): stop like PoCL does on OOM. */
-          fprintf (stderr,
-                   "teams: out of memory for %zu bytes of work-group "
-                   "scratch\n",
-                   need);
-          abort ();
-        }
-      pthread_setspecific (part_key, pt);
+      /* No way to fail the command from here (ops->run is void and the
+       * event completes after it): stop like PoCL does on OOM. */
+      fprintf (stderr,
+               "teams: out of memory for %zu bytes of work-group scratch\n",
+               need);
+      abort ();
     }
-  pt->pc = (struct pocl_context *)(pt->mem + o_pc);
-  pt->args = (void **)(pt->mem + o_args);
-  pt->args2 = (void **)(pt->mem + o_args2);
-  pt->local = pt->mem + o_local;
+  pt->pc = (struct pocl_context *)(mem + o_pc);
+  pt->args = (void **)(mem + o_args);
+  pt->args2 = (void **)(mem + o_args2);
+  pt->local = mem + o_local;
   memcpy (pt->args, L->args, L->n * sizeof (void *));
   if (L->any_local)
     for (unsigned i = 0; i < L->n; ++i)
@@ -171,7 +146,7 @@ part_setup (struct part *pt, const struct launch *L)
           pt->args[i] = &pt->args2[i];
         }
   *pt->pc = *L->pc;
-  pt->pc->printf_buffer = (uchar *)(pt->mem + o_printf);
+  pt->pc->printf_buffer = (uchar *)(mem + o_printf);
   pt->pc->printf_buffer_capacity = (uint)L->printf_cap;
   pt->printf_pos = 0;
   pt->pc->printf_buffer_position = &pt->printf_pos;
@@ -251,7 +226,7 @@ fp_leave (tp_fp saved)
 #endif
 
 static void
-run_groups (const struct launch *L, size_t begin, size_t end)
+run_groups (const struct tp_launch *L, size_t begin, size_t end)
 {
   struct part *pt = &tls_part;
   if (pt->launch_id != L->id)
@@ -299,67 +274,21 @@ run_groups (const struct launch *L, size_t begin, size_t end)
 }
 
 static void
-chunk_fn (void *ctx, size_t c)
-{
-  const struct launch *L = ctx;
-  size_t begin = c * L->grain;
-  size_t end = begin + L->grain;
-  if (end > L->m)
-    end = L->m;
-  run_groups (L, begin, end);
-}
-
-static void
 range_fn (void *ctx, size_t begin, size_t end)
 {
   run_groups (ctx, begin, end);
 }
 
-/* Chunk size when grain=0: about 64 chunks per participant, so greedy
- * balances uneven groups (the triangular kernel) to within ~1/64 of a
- * participant's share, while a uniform launch of 1e5+ groups pays one
- * counter update per ~1/128 of its work. */
-static size_t
-auto_grain (size_t m, size_t p)
-{
-  size_t chunks = p * 64;
-  size_t g = (m + chunks - 1) / chunks;
-  return g ? g : 1;
-}
-
 /* Runs the work-groups of L on the team, on at most p participants (the
- * device's compute units: fewer on a sub-device). */
+ * device's compute units: fewer on a sub-device).  tt_foreach_range fails
+ * only on arguments the settings parser already refused (a grain so large
+ * that m + grain overflows); should it fail anyway, the groups run here,
+ * serially, so that the command still completes whole. */
 static void
-run_on_team (struct launch *L, const tp_settings *set, size_t p)
+run_on_team (struct tp_launch *L, const tp_settings *set, size_t p)
 {
-  if (set->schedule == TT_SCHED_STATIC)
-    {
-      /* m == p: chunk c on participant c. */
-      if (p > L->m)
-        p = L->m;
-      L->grain = (L->m + p - 1) / p;
-      tt_foreach_chunk (chunk_fn, L, (L->m + L->grain - 1) / L->grain, p);
-      return;
-    }
-  if (set->schedule == TT_SCHED_STEAL || set->schedule == TT_SCHED_AUTO)
-    {
-      /* The steal/auto plug: the team runtime's range schedules split the
-       * groups into blocks per participant and let thieves rebalance uneven
-       * groups (auto: steal for a length it has not seen and for long
-       * launches, static for short ones, learned per length; it coarsens
-       * single-group grains itself, so it gets grain 1; steal gets ~64
-       * units per participant, like greedy).
-       * They reject bad arguments before running anything, so an error
-       * leaves nothing half done and the greedy path below runs it. */
-      L->grain = set->grain                         ? set->grain
-                 : set->schedule == TT_SCHED_AUTO ? 1
-                                                  : auto_grain (L->m, p);
-      if (tt_foreach_range (range_fn, L, L->m, L->grain, p, set->schedule)
-          == 0)
-        return;
-    }
-  L->grain = set->grain ? set->grain : auto_grain (L->m, p);
-  tt_foreach_chunk (chunk_fn, L, (L->m + L->grain - 1) / L->grain, p);
+  if (tt_foreach_range (range_fn, L, L->m, set->grain, p, set->schedule) != 0)
+    run_groups (L, 0, L->m);
 }
 
 /* ops->run, called by pocl_exec_command between RUNNING and COMPLETE, on the
@@ -464,7 +393,7 @@ tp_run (void *data, _cl_command_node *cmd)
       args2[j] = NULL;
     }
 
-  struct launch L = {
+  struct tp_launch L = {
     .wg = (pocl_workgroup_func)cmd->command.run.wg,
     .pc = pc,
     .args = args,
@@ -477,7 +406,6 @@ tp_run (void *data, _cl_command_node *cmd)
     .ng0 = pc->num_groups[0],
     .ng1 = pc->num_groups[1],
     .m = m,
-    .grain = 1,
     .ftz = kernel->program->flush_denorms,
     .d = d,
   };

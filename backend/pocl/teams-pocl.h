@@ -19,9 +19,9 @@
 #include "devices.h"
 #include "pocl_util.h"
 #include "pocl_workgroup_func.h"
-#include "teams/team.h"
-/* Atomics: the runtime's named wrappers, memory order in the name. */
-#include "atomic.h"
+/* The runtime's interface for the driver: the public API, the named
+ * atomics (memory order in the name), per-thread scratch. */
+#include "teams-internal.h"
 
 /* The driver exports only pocl_pthread_init_device_ops (the slot it fills). */
 #define TP_EXPORT __attribute__ ((visibility ("default")))
@@ -43,9 +43,13 @@ typedef struct tp_settings {
   size_t participants;     /* "cu=N": most participants per region (CUs) */
   tp_submit_mode submit;   /* "submit=lazy|eager" */
   tt_schedule schedule;    /* "schedule=greedy|static|steal|auto" */
-  size_t grain;            /* "grain=N": work-groups per chunk, 0 = auto */
+  size_t grain;            /* "grain=N": work-groups per chunk, 0 = the
+                              runtime's default for the schedule */
   uint64_t grace_ns;       /* "grace_us=N": lazy mode's wait for a waiter */
 } tp_settings;
+
+/* Largest grain= accepted: work-groups per chunk beyond this buy nothing. */
+#define TP_MAX_GRAIN ((size_t)1 << 32)
 
 /* Default grace: long enough for the usual enqueue-then-wait to reach the
  * wait (a few us), short against PoCL pthread's own hand-off (27-43 us). */

@@ -43,8 +43,13 @@ typedef enum tt_schedule {
 
 /* Run f(ctx, begin, end) over disjoint subranges covering [0, n), each a
  * multiple of grain long except possibly the last, on at most p
- * participants.  Returns 0, TT_EINVAL (f == NULL, p == 0, grain == 0, unknown
- * schedule) or TT_EOVERFLOW (n + grain overflows). */
+ * participants.  grain 0 takes the schedule's default: 1 for static and
+ * auto, about 64 chunks per participant for greedy and steal (what
+ * tt_launch and the PoCL driver use).  Like tt_foreach_chunk, it runs as
+ * one serial call f(ctx, 0, n) on the caller when there is one grain, one
+ * participant, or it is called from inside a chunk.  Returns 0, TT_EINVAL
+ * (f == NULL, p == 0, unknown schedule) or TT_EOVERFLOW (n + grain
+ * overflows). */
 TT_EXTERN int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end),
                                void *ctx, size_t n, size_t grain, size_t p,
                                tt_schedule schedule);

@@ -1,8 +1,9 @@
-/* teams: named atomic operations (internal).
+/* teams: named atomic operations (internal; the PoCL driver's too, through
+ * teams-internal.h).
  *
- * Every atomic access in the runtime goes through one of these, so each
- * memory order is written in the name and can be found with grep and
- * reviewed.  Thin macros over C11 <stdatomic.h>. */
+ * Every atomic operation in launcher/ and backend/ goes through one of
+ * these (no atomic_* call appears outside this file), so each memory order
+ * is written in the name and can be found with grep and reviewed.  Thin macros over C11 <stdatomic.h>. */
 #ifndef TEAMS_ATOMIC_H
 #define TEAMS_ATOMIC_H
 
