@@ -63,11 +63,27 @@ typedef struct bench_report {
   int tsv;
 } bench_report;
 
+/* One line of a report: a row's statistics as the table prints them. */
+typedef struct bench_result {
+  char system[64], metric[80], unit[24];
+  double median, p90, ratio; /* NAN where there is none */
+  int higher;                /* the row's flag */
+  int p99;                   /* a _p99 line: median holds the pooled p99 */
+  int baseline;              /* this row is the baseline of its metric */
+  size_t system_order;       /* rep->system_order of the system */
+} bench_result;
+
+/* The lines of rep->group in report order: median, worse p90 and paired
+ * ratio to the baseline's row of the same metric (the system named exactly,
+ * else its first schedule "name/..."), then the _p99 rows.  A malloc'd
+ * array of *n (the caller frees it). */
+bench_result *bench_results(const bench_report *rep, size_t *n);
+
+/* A number as the human table prints it ("-" for NAN). */
+void bench_fmt(char *buf, size_t size, double v);
 /* The header line of the human table. */
 void bench_print_header(void);
-/* The rows of rep->group: median, worse p90 and paired ratio to the
- * baseline's row of the same metric (the system named exactly, else its
- * first schedule "name/..."), then the _p99 rows. */
+/* bench_results as a human table, or as TSV with rep->tsv. */
 void bench_print_rows(const bench_report *rep);
 
 #endif
