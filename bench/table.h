@@ -1,4 +1,5 @@
-/* teams-bench: the parents' sample table (teams-bench.c, teams-bench-cl.c).
+/* teams-bench: the parents' sample table (teams-bench.c, teams-bench-cl.c)
+ * and its plots.
  *
  * A parent collects the samples its children print into rows, one row per
  * (group, system, metric) -- a group is whatever the parent reports together
@@ -85,5 +86,16 @@ void bench_fmt(char *buf, size_t size, double v);
 void bench_print_header(void);
 /* bench_results as a human table, or as TSV with rep->tsv. */
 void bench_print_rows(const bench_report *rep);
+
+/* ---- plots (plot.c) ----------------------------------------------------------- */
+
+/* --plot FILE: whether gnuplot is in PATH and FILE's directory is writable;
+ * prints why not and returns -1, else 0.  A parent checks before it
+ * measures, so that a run does not end without its plots. */
+int bench_plot_check(const char *file);
+/* Draws bench_results(rep) with gnuplot into FILE-SECTION.svg (FILE without
+ * its .svg suffix): one panel per metric, the systems as rows, title on
+ * top.  Returns 0, or -1 after a message. */
+int bench_plot(const bench_report *rep, const char *title, const char *file);
 
 #endif
