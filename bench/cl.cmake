@@ -7,7 +7,7 @@ if(NOT TT_BUILD_POCL OR NOT TARGET teams_pocl)
 endif()
 find_package(OpenCL REQUIRED)
 include(${PROJECT_SOURCE_DIR}/kernels/cl/embed.cmake)
-add_executable(teams-bench-cl teams-bench-cl.c table.c)
+add_executable(teams-bench-cl teams-bench-cl.c table.c plot.c)
 tt_bench_program(teams-bench-cl)
 tt_cl_embed(teams-bench-cl)
 target_compile_definitions(teams-bench-cl PRIVATE

@@ -169,7 +169,7 @@ static const bench_row *baseline_row(const bench_row *r, bench_row *const *sorte
   return prefix;
 }
 
-static void fmt(char *buf, size_t size, double v) {
+void bench_fmt(char *buf, size_t size, double v) {
   if (isnan(v))
     snprintf(buf, size, "-");
   else if (fabs(v) >= 1000)
@@ -183,23 +183,38 @@ void bench_print_header(void) {
          "p90", "unit", "ratio");
 }
 
-static void print_row(const bench_report *rep, const char *system,
-                      const char *metric, const char *unit, double median,
-                      double p90, double ratio, int first_of_metric) {
+static void print_row(const bench_report *rep, const bench_result *r,
+                      int first_of_metric) {
   if (rep->tsv) {
-    printf("%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\n", rep->section, system, metric,
-           unit, median, p90, ratio);
+    printf("%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\n", rep->section, r->system,
+           r->metric, r->unit, r->median, r->p90, r->ratio);
     return;
   }
-  char m[32], p[32], r[32];
-  fmt(m, sizeof m, median);
-  fmt(p, sizeof p, p90);
-  fmt(r, sizeof r, ratio);
-  printf("  %-24s %-22s %10s %10s  %-12s %7s\n", first_of_metric ? metric : "",
-         system, m, p, unit, r);
+  char m[32], p[32], q[32];
+  bench_fmt(m, sizeof m, r->median);
+  bench_fmt(p, sizeof p, r->p90);
+  bench_fmt(q, sizeof q, r->ratio);
+  printf("  %-24s %-22s %10s %10s  %-12s %7s\n",
+         first_of_metric ? r->metric : "", r->system, m, p, r->unit, q);
 }
 
-void bench_print_rows(const bench_report *rep) {
+static void result_set(bench_result *res, const bench_report *rep,
+                       const bench_row *r, const char *metric, int p99,
+                       double median, double p90, double ratio,
+                       const bench_row *base) {
+  snprintf(res->system, sizeof res->system, "%s", r->system);
+  snprintf(res->metric, sizeof res->metric, "%s", metric);
+  snprintf(res->unit, sizeof res->unit, "%s", r->unit);
+  res->median = median;
+  res->p90 = p90;
+  res->ratio = ratio;
+  res->higher = r->higher;
+  res->p99 = p99;
+  res->baseline = r == base;
+  res->system_order = rep->system_order(rep->ctx, r->system);
+}
+
+bench_result *bench_results(const bench_report *rep, size_t *nres) {
   bench_row **sorted = bench_xrealloc(NULL, (nrows ? nrows : 1) * sizeof *sorted);
   size_t n = 0;
   for (size_t i = 0; i < nrows; i++)
@@ -208,12 +223,13 @@ void bench_print_rows(const bench_report *rep) {
       sorted[n++] = &rows[i];
   sorting = rep;
   qsort(sorted, n, sizeof *sorted, cmp_rows);
+  bench_result *res = bench_xrealloc(NULL, (n ? 2 * n : 1) * sizeof *res);
+  size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     const bench_row *r = sorted[i];
     const bench_row *base = baseline_row(r, sorted, n, rep->baseline);
-    int first = i == 0 || strcmp(sorted[i - 1]->metric, r->metric);
-    print_row(rep, r->system, r->metric, r->unit, tail(r, 0.5), tail(r, 0.9),
-              paired_ratio(r, base), first);
+    result_set(&res[k++], rep, r, r->metric, 0, tail(r, 0.5), tail(r, 0.9),
+               paired_ratio(r, base), base);
   }
   /* p99 rows: the median column holds the pooled 99th percentile, and the
    * ratio is pooled too (a round has too few samples for its own p99). */
@@ -225,10 +241,18 @@ void bench_print_rows(const bench_report *rep) {
     char metric[80];
     snprintf(metric, sizeof metric, "%s_p99", r->metric);
     double v = tail(r, 0.99);
-    int first = i == 0 || strcmp(sorted[i - 1]->metric, r->metric) ||
-                !sorted[i - 1]->p99;
-    print_row(rep, r->system, metric, r->unit, v, NAN,
-              base ? v / tail(base, 0.99) : NAN, first);
+    result_set(&res[k++], rep, r, metric, 1, v, NAN,
+               base ? v / tail(base, 0.99) : NAN, base);
   }
   free(sorted);
+  *nres = k;
+  return res;
+}
+
+void bench_print_rows(const bench_report *rep) {
+  size_t n;
+  bench_result *res = bench_results(rep, &n);
+  for (size_t i = 0; i < n; i++)
+    print_row(rep, &res[i], i == 0 || strcmp(res[i - 1].metric, res[i].metric));
+  free(res);
 }

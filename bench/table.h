@@ -1,4 +1,5 @@
-/* teams-bench: the parents' sample table (teams-bench.c, teams-bench-cl.c).
+/* teams-bench: the parents' sample table (teams-bench.c, teams-bench-cl.c)
+ * and its plots.
  *
  * A parent collects the samples its children print into rows, one row per
  * (group, system, metric) -- a group is whatever the parent reports together
@@ -63,11 +64,38 @@ typedef struct bench_report {
   int tsv;
 } bench_report;
 
+/* One line of a report: a row's statistics as the table prints them. */
+typedef struct bench_result {
+  char system[64], metric[80], unit[24];
+  double median, p90, ratio; /* NAN where there is none */
+  int higher;                /* the row's flag */
+  int p99;                   /* a _p99 line: median holds the pooled p99 */
+  int baseline;              /* this row is the baseline of its metric */
+  size_t system_order;       /* rep->system_order of the system */
+} bench_result;
+
+/* The lines of rep->group in report order: median, worse p90 and paired
+ * ratio to the baseline's row of the same metric (the system named exactly,
+ * else its first schedule "name/..."), then the _p99 rows.  A malloc'd
+ * array of *n (the caller frees it). */
+bench_result *bench_results(const bench_report *rep, size_t *n);
+
+/* A number as the human table prints it ("-" for NAN). */
+void bench_fmt(char *buf, size_t size, double v);
 /* The header line of the human table. */
 void bench_print_header(void);
-/* The rows of rep->group: median, worse p90 and paired ratio to the
- * baseline's row of the same metric (the system named exactly, else its
- * first schedule "name/..."), then the _p99 rows. */
+/* bench_results as a human table, or as TSV with rep->tsv. */
 void bench_print_rows(const bench_report *rep);
+
+/* ---- plots (plot.c) ----------------------------------------------------------- */
+
+/* --plot FILE: whether gnuplot is in PATH and FILE's directory is writable;
+ * prints why not and returns -1, else 0.  A parent checks before it
+ * measures, so that a run does not end without its plots. */
+int bench_plot_check(const char *file);
+/* Draws bench_results(rep) with gnuplot into FILE-SECTION.svg (FILE without
+ * its .svg suffix): one panel per metric, the systems as rows, title on
+ * top.  Returns 0, or -1 after a message. */
+int bench_plot(const bench_report *rep, const char *title, const char *file);
 
 #endif

@@ -16,7 +16,8 @@
  *   section<TAB>system<TAB>metric<TAB>unit<TAB>median<TAB>p90<TAB>ratio
  * as bench/teams-bench prints its own rows (it runs this program after its
  * sections with the same flags).  --quick: fewer rounds and samples, under a
- * minute.  --section NAME: one section only.
+ * minute.  --section NAME: one section only.  --plot FILE: each section
+ * also drawn with gnuplot into FILE-SECTION.svg (plot.c).
  *
  * Sections (lower is better everywhere):
  *   cl-launch  empty kernel enqueue+finish; 1000 enqueues + one finish
@@ -104,6 +105,8 @@ static const section_def sections[] = {
 static struct {
   int tsv, quick;
   const char *only;
+  const char *plot; /* --plot FILE, or NULL */
+  int plot_failed;
   char self[4096];
 } opt;
 
@@ -464,17 +467,24 @@ static void report(const section_def *s) {
                       .baseline = s->baseline, .system_order = system_order,
                       .wants_metric = wants_metric, .ctx = s, .tsv = opt.tsv};
   bench_print_rows(&rep);
+  char title[300];
+  snprintf(title, sizeof title, "%s: %s (%u rounds%s)", s->name, s->title,
+           rounds_of(src), opt.quick ? ", quick" : "");
+  if (opt.plot && bench_plot(&rep, title, opt.plot) != 0)
+    opt.plot_failed = 1;
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: teams-bench-cl [--tsv] [--quick] [--section NAME]\n"
+  fprintf(f, "usage: teams-bench-cl [--tsv] [--quick] [--section NAME] "
+             "[--plot FILE.svg]\n"
              "  --tsv      section, system, metric, unit, median, p90, ratio per "
              "line\n"
              "  --quick    fewer rounds and samples (under a minute)\n"
              "  --section  one of:");
   for (size_t i = 0; i < NSECTIONS; i++)
     fprintf(f, " %s", sections[i].name);
-  fprintf(f, "\n");
+  fprintf(f, "\n  --plot     also draw each section with gnuplot into "
+             "FILE-SECTION.svg\n             (FILE without its .svg)\n");
 }
 
 int main(int argc, char **argv) {
@@ -487,6 +497,8 @@ int main(int argc, char **argv) {
       opt.quick = 1;
     else if (!strcmp(a, "--section") && v)
       opt.only = v, i++;
+    else if (!strcmp(a, "--plot") && v)
+      opt.plot = v, i++;
     else if (!strcmp(a, "--child") && v)
       child = v, i++;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -499,6 +511,8 @@ int main(int argc, char **argv) {
   }
   if (child)
     return child_main(child);
+  if (opt.plot && bench_plot_check(opt.plot) != 0)
+    return 1;
 
   ssize_t len = readlink("/proc/self/exe", opt.self, sizeof opt.self - 1);
   if (len <= 0)
@@ -535,5 +549,5 @@ int main(int argc, char **argv) {
     if (!one || one == s) /* a section without a child follows its source */
       report(s);
   }
-  return 0;
+  return opt.plot_failed;
 }

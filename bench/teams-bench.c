@@ -14,8 +14,9 @@
  * round r), so slow drifts of a shared machine cancel out.
  *
  * After its own sections it runs teams-bench-cl (the OpenCL rows, built by
- * bench/cl.cmake) from the same directory if it exists, with the same --tsv
- * and --quick flags, and its output follows. */
+ * bench/cl.cmake) from the same directory if it exists, with the same --tsv,
+ * --quick and --plot flags, and its output follows.  --plot FILE draws each
+ * section into FILE-SECTION.svg with gnuplot (plot.c). */
 #include "bench.h"
 #include "table.h"
 
@@ -75,6 +76,8 @@ static const section_def sections[] = {
 static struct {
   int tsv, quick;
   const char *only;     /* --section */
+  const char *plot;     /* --plot FILE, or NULL */
+  int plot_failed;
   const char *baseline; /* --baseline, NULL: the section's default */
   unsigned rounds;      /* --rounds, 0: the section's default */
   size_t cpus;          /* --threads, else the CPUs this process may use */
@@ -315,17 +318,23 @@ static void derive_axpy(const section_def *s) {
 /* ---- report -------------------------------------------------------------------- */
 
 static void report(const section_def *s, double seconds) {
-  if (!opt.tsv) {
-    printf("\n== %s: %s (p = %zu%s; %u rounds in %.1f s; ratio vs %s)\n",
-           s->name, s->title, section_team(s),
+  char run[160], title[400];
+  snprintf(run, sizeof run, "p = %zu%s; %u rounds in %.1f s", section_team(s),
            s->idle_team ? ", loops use p - 1" : "",
            opt.rounds ? opt.rounds : opt.quick ? s->quick_rounds : s->rounds,
-           seconds, baseline_of(s));
+           seconds);
+  if (!opt.tsv) {
+    printf("\n== %s: %s (%s; ratio vs %s)\n", s->name, s->title, run,
+           baseline_of(s));
     bench_print_header();
   }
   bench_report rep = {.section = s->name, .group = s, .baseline = baseline_of(s),
                       .system_order = system_order, .ctx = s, .tsv = opt.tsv};
   bench_print_rows(&rep);
+  snprintf(title, sizeof title, "%s: %s (%s%s)", s->name, s->title, run,
+           opt.quick ? ", quick" : "");
+  if (opt.plot && bench_plot(&rep, title, opt.plot) != 0)
+    opt.plot_failed = 1;
 }
 
 /* ---- main ----------------------------------------------------------------------- */
@@ -333,7 +342,7 @@ static void report(const section_def *s, double seconds) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: teams-bench [--tsv] [--quick] [--section NAME] [--baseline SYSTEM]\n"
-          "                   [--rounds N] [--threads P]\n"
+          "                   [--rounds N] [--threads P] [--plot FILE.svg]\n"
           "  --tsv        print section, system, metric, unit, median, p90, ratio\n"
           "               separated by tabs, one row a line, no header\n"
           "  --quick      fewer rounds and samples: the whole run in under a minute\n"
@@ -346,6 +355,8 @@ static void usage(FILE *f) {
              "  --rounds     rounds per section (default 5-7, quick 3)\n"
              "  --threads    participants per region (default: the CPUs this process\n"
              "               may run on); the idle section uses max(P, 3)\n"
+             "  --plot       also draw each section with gnuplot into\n"
+             "               FILE-SECTION.svg (FILE without its .svg)\n"
              "systems:");
   for (size_t i = 0; i < NSYSTEMS; i++)
     fprintf(f, " %s", systems[i].name);
@@ -357,7 +368,7 @@ static int run_cl(void) {
   snprintf(path, sizeof path, "%s/teams-bench-cl", opt.dir);
   if (access(path, X_OK) != 0)
     return -1;
-  char *argv[8];
+  char *argv[10];
   size_t a = 0;
   argv[a++] = path;
   if (opt.tsv)
@@ -366,6 +377,8 @@ static int run_cl(void) {
     argv[a++] = "--quick";
   if (opt.only)
     argv[a++] = "--section", argv[a++] = (char *)opt.only;
+  if (opt.plot)
+    argv[a++] = "--plot", argv[a++] = (char *)opt.plot;
   argv[a] = NULL;
   fflush(stdout);
   pid_t pid;
@@ -394,6 +407,8 @@ int main(int argc, char **argv) {
       opt.rounds = (unsigned)strtoul(v, NULL, 10), i++;
     else if (!strcmp(a, "--threads") && v)
       opt.cpus = (size_t)strtoul(v, NULL, 10), i++;
+    else if (!strcmp(a, "--plot") && v)
+      opt.plot = v, i++;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       return 0;
@@ -411,6 +426,8 @@ int main(int argc, char **argv) {
             BENCH_MAX_P, opt.cpus);
     return 2;
   }
+  if (opt.plot && bench_plot_check(opt.plot) != 0)
+    return 1;
   ssize_t len = readlink("/proc/self/exe", opt.dir, sizeof opt.dir - 1);
   if (len <= 0) {
     perror("teams-bench: /proc/self/exe");
@@ -452,5 +469,5 @@ int main(int argc, char **argv) {
   bench_print_notes(opt.tsv);
   if (!one && run_cl() > 0)
     return 1;
-  return 0;
+  return opt.plot_failed;
 }
