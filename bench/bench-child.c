@@ -514,7 +514,7 @@ static void idle_window(void *arg) {
 
 /* The team has T participants and each loop uses T - 1 of them (the driver
  * makes T at least 3, so a loop is parallel): the last worker is left out,
- * as in seed 000.  Over the window, each thread's CPU time and context
+ * as in ThreadTeams.jl PR #68.  Over the window, each thread's CPU time and context
  * switches; "unused" sums the threads that ran no chunk in the window except
  * the caller (normally the one left-out worker; also any helper thread a
  * runtime keeps), "used" the workers that ran chunks. */

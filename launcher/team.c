@@ -83,15 +83,15 @@
  * delay some later holder's wait, never let it pass early; the reset keeps
  * `active` so that the undo of a stale join cannot underflow.
  *
- * Idle workers (seed 000): a worker spins on its own go word until a
- * deadline, then sleeps.  The deadline is set spin_ns after the worker's
- * last chunk or its wake-up.  While the region it ran a chunk of still runs
- * (team.running_gen still carries that generation and the team is held) it keeps
- * pushing the deadline out, so a worker that is part of back-to-back loops
- * stays ready for the next one; a worker no running region uses is never
- * pushed, and sleeps after spin_ns however busy the team is.  A worker that
- * misses the gap between two loops and sees the next one in its go word
- * simply takes it: it "comes from a chunk" again.
+ * Idle workers (ThreadTeams.jl PR #68): a worker spins on its own go word
+ * until a deadline, then sleeps.  The deadline is set spin_ns after the
+ * worker's last chunk or its wake-up.  While the region it ran a chunk of
+ * still runs (team.running_gen still carries that generation and the team is
+ * held) it keeps pushing the deadline out, so a worker that is part of
+ * back-to-back loops stays ready for the next one; a worker no running
+ * region uses is never pushed, and sleeps after spin_ns however busy the
+ * team is.  A worker that misses the gap between two loops and sees the next
+ * one in its go word simply takes it: it "comes from a chunk" again.
  *
  * The busy rule: tt__team_run runs serially on the caller when it is inside
  * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
@@ -108,7 +108,7 @@
  * forgets them (their memory is leaked on purpose: another thread of the
  * parent may have been using it) and the next use starts a fresh team.
  *
- * Sentinel mode (TEAMS_IDLE=sentinel, seed 003): a worker whose deadline
+ * Sentinel mode (TEAMS_IDLE=sentinel, HPX PR #8036): a worker whose deadline
  * passed first tries CAS(team.sentinel: 0 -> its id).  The winner does not
  * sleep: it spins on its own go word with no deadline, so the next region
  * that needs it starts without a wake-up; the others sleep as usual.  Not
