@@ -167,7 +167,7 @@ static const char *note(void) {
   const char *idle = getenv("TEAMS_IDLE");
   if (tt_team_get_info(&info) != 0)
     return "tt_team_get_info failed";
-  if (idle && !strcmp(idle, "sentinel") && !info.sentinel)
+  if (idle && !strcmp(idle, "sentinel") && !info.sentinel_mode)
     return "the team ignored TEAMS_IDLE=sentinel: these rows are sleep mode";
   if (info.size != requested_team) {
     snprintf(buf, sizeof buf, "team of %zu participants, %zu asked for%s%s",

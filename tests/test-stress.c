@@ -247,7 +247,7 @@ static void run_hosts(void (*body)(host *, uint64_t), unsigned nhosts,
   cr_log_info("%s, %u hosts: team %zu (busy %s, idle %s, spin %.0f us): %lu "
               "launches (%lu nested, %lu parallel), %lu chunks, %lu failures",
               what, nhosts, info.size, info.busy_wait ? "wait" : "serial",
-              info.sentinel ? "sentinel" : "sleep", info.spin_us, launches,
+              info.sentinel_mode ? "sentinel" : "sleep", info.spin_us, launches,
               nested, parallel, chunks, atomic_load(&failures));
   expect_no_failure();
   cr_assert_gt(launches, 0);
@@ -321,7 +321,7 @@ Test(stress, sentinel, .timeout = 300) {
   restart_with("TEAMS_IDLE", "sentinel");
   tt_team_info info;
   cr_assert_eq(tt_team_get_info(&info), 0);
-  cr_assert_eq(info.sentinel, 1);
+  cr_assert_eq(info.sentinel_mode, 1);
   run_hosts(chunk_body, HOSTS, "sentinel, spin 0");
 }
 
@@ -439,7 +439,7 @@ Test(stress, sentinel_static_regions_back_to_back, .timeout = 300) {
   restart_with("TEAMS_IDLE", "sentinel");
   tt_team_info info;
   cr_assert_eq(tt_team_get_info(&info), 0);
-  cr_assert_eq(info.sentinel, 1);
+  cr_assert_eq(info.sentinel_mode, 1);
   cr_assert_eq(info.size, 3);
   pthread_t dog;
   cr_assert_eq(pthread_create(&dog, NULL, watchdog, NULL), 0);

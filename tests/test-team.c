@@ -464,7 +464,7 @@ Test(team, sentinel_keeps_exactly_one_worker_awake) {
   setenv("TEAMS_IDLE", "sentinel", 1);
   tt_team_info info;
   cr_assert_eq(tt_team_get_info(&info), 0);
-  cr_assert_eq(info.sentinel, 1);
+  cr_assert_eq(info.sentinel_mode, 1);
   count_ctx *x = new_ctx();
   for (int round = 0; round < 20; round++) {
     sleep_ms(5); /* idle gap: one worker becomes the sentinel */

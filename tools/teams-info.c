@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
          "busy %s, idle %s\n",
          info.size, info.requested, pin_name(info.pinned), info.spin_us,
          info.busy_wait ? "wait" : "serial",
-         info.sentinel ? "sentinel" : "sleep");
+         info.sentinel_mode ? "sentinel" : "sleep");
   printf("team start: %.3f ms, of which topology %.3f ms\n", info.start_ms,
          tt__topology_last_ms());
   if (info.degraded)

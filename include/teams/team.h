@@ -74,7 +74,7 @@ typedef struct tt_team_info {
   size_t requested;     /* participants asked for (TEAMS_NUM_THREADS or CPUs) */
   double spin_us;       /* idle spin time before sleeping */
   int busy_wait;        /* 1 when TEAMS_BUSY=wait */
-  int sentinel;         /* 1 when TEAMS_IDLE=sentinel */
+  int sentinel_mode;    /* 1 when TEAMS_IDLE=sentinel */
   int pinned;           /* 0 none, 1 cores, 2 numa */
   double start_ms;      /* time taken by the last team start */
   const char *degraded; /* why fewer workers than requested, or NULL */
