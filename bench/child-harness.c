@@ -469,8 +469,9 @@ typedef struct idle_run {
   int used[IDLE_MAX_THREADS]; /* per end[] entry: ran a chunk in the window */
 } idle_run;
 
-/* Start every worker of the team (the seed's "with all workers woken
- * first"): loops over the whole team until each thread ran a chunk. */
+/* Start every worker of the team (ThreadTeams.jl PR #68's "with all
+ * workers woken first"): loops over the whole team until each thread ran a
+ * chunk. */
 static void idle_warm(void *arg) {
   idle_run *r = arg;
   int seen[BENCH_MAX_P];
