@@ -1,9 +1,9 @@
 /* teams-bench: what every benchmark program shares.
  *
  * The driver (teams-bench.c) runs one child process per system and round;
- * each child (bench-teams.c, bench-omp.c built by gcc and by clang,
- * bench-tbb.cpp) fills a bench_ops table with its system's loops and hands it
- * to the common harness (bench-child.c), which measures one round of one
+ * each child (child-teams.c, child-omp.c built by gcc and by clang,
+ * child-tbb.cpp) fills a bench_ops table with its system's loops and hands it
+ * to the common harness (child-harness.c), which measures one round of one
  * section and prints raw samples on stdout, one line each:
  *
  *   sample <TAB> system <TAB> metric <TAB> unit <TAB> flags <TAB> value

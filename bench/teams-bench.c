@@ -1,8 +1,8 @@
 /* teams-bench: the team side by side with libgomp, libomp and oneTBB.
  *
  * Two OpenMP runtimes cannot live in one process, so every system is a
- * separate child program (teams-bench-teams, -gomp, -omp, -tbb, found next
- * to this one).  A child measures one round of one section and prints raw
+ * separate child program (teams-bench-child-teams, -libgomp, -libomp,
+ * -onetbb, found next to this one).  A child measures one round of one section and prints raw
  * samples (bench.h has the line format).  For each section this driver runs
  * round after round; in a round every system runs once, in an order rotated
  * by the round number, so systems alternate within seconds of each other and
@@ -43,11 +43,11 @@ typedef struct system_def {
 } system_def;
 
 static const system_def systems[] = {
-    {"teams", "teams-bench-teams", "TEAMS_IDLE=sleep"},
-    {"teams-sentinel", "teams-bench-teams", "TEAMS_IDLE=sentinel"},
-    {"libgomp", "teams-bench-gomp", NULL},
-    {"libomp", "teams-bench-omp", NULL},
-    {"oneTBB", "teams-bench-tbb", NULL},
+    {"teams", "teams-bench-child-teams", "TEAMS_IDLE=sleep"},
+    {"teams-sentinel", "teams-bench-child-teams", "TEAMS_IDLE=sentinel"},
+    {"libgomp", "teams-bench-child-libgomp", NULL},
+    {"libomp", "teams-bench-child-libomp", NULL},
+    {"oneTBB", "teams-bench-child-onetbb", NULL},
 };
 #define NSYSTEMS (sizeof systems / sizeof systems[0])
 

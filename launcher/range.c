@@ -41,7 +41,7 @@
  * the region was published on the 2-core KVM guest we build on (50 regions
  * 2 ms apart, TEAMS_SPIN_US=50: median 17 us in one run, 101 us in another);
  * 50 us is on that scale, and it is the steal threshold KernelAbstractions'
- * adaptive CPU policy uses (seed 002).  The overhead is one
+ * adaptive CPU policy uses (ThreadTeams.jl PR #85).  The overhead is one
  * RMW and one call of f per unit: 21 ns per unit and participant on the
  * 2-core KVM guest we build on (steal minus static, 1e7 units of an empty f,
  * 2 participants, 5 runs 20.8-21.6 ns); capping the units at 64 per

@@ -59,7 +59,8 @@
  * from those blocks like any other, counting the first steal per block as a
  * rescue.  A late owner then drains what is left from the front.
  *
- * Back-off (Go's rule, seed 001).  Before stealing from a block whose owner
+ * Back-off (Go's rule, Go commit 868c8b3, "runtime: only back off before
+ * stealing from a running P").  Before stealing from a block whose owner
  * is RUNNING, a thief pauses briefly (backoff_spins pauses) and re-reads the
  * word: the owner may be about to take its last units itself, and a steal
  * then would only move them.  Before stealing from an IDLE owner it does not

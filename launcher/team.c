@@ -83,15 +83,15 @@
  * delay some later holder's wait, never let it pass early; the reset keeps
  * `active` so that the undo of a stale join cannot underflow.
  *
- * Idle workers (seed 000): a worker spins on its own go word until a
- * deadline, then sleeps.  The deadline is set spin_ns after the worker's
- * last chunk or its wake-up.  While the region it ran a chunk of still runs
- * (team.running_gen still carries that generation and the team is held) it keeps
- * pushing the deadline out, so a worker that is part of back-to-back loops
- * stays ready for the next one; a worker no running region uses is never
- * pushed, and sleeps after spin_ns however busy the team is.  A worker that
- * misses the gap between two loops and sees the next one in its go word
- * simply takes it: it "comes from a chunk" again.
+ * Idle workers (ThreadTeams.jl PR #68): a worker spins on its own go word
+ * until a deadline, then sleeps.  The deadline is set spin_ns after the
+ * worker's last chunk or its wake-up.  While the region it ran a chunk of
+ * still runs (team.running_gen still carries that generation and the team is
+ * held) it keeps pushing the deadline out, so a worker that is part of
+ * back-to-back loops stays ready for the next one; a worker no running
+ * region uses is never pushed, and sleeps after spin_ns however busy the
+ * team is.  A worker that misses the gap between two loops and sees the next
+ * one in its go word simply takes it: it "comes from a chunk" again.
  *
  * The busy rule: tt__team_run runs serially on the caller when it is inside
  * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
@@ -108,48 +108,50 @@
  * forgets them (their memory is leaked on purpose: another thread of the
  * parent may have been using it) and the next use starts a fresh team.
  *
- * Sentinel mode (TEAMS_IDLE=sentinel, seed 003): a worker whose deadline
- * passed first tries CAS(team.sentinel: 0 -> its id).  The winner does not
- * sleep: it spins on its own go word with no deadline, so the next region
- * that needs it starts without a wake-up; the others sleep as usual.  Not
- * on an overcommitted machine (more of the team's threads awake than CPUs,
- * overcommitted()): a worker then does not take the role, and a sentinel
- * that finds the machine overcommitted resigns as it does when its go word
- * changes, and sleeps.  A spinning sentinel there takes a CPU from the
- * participants (a team of 3 on 2 CPUs, loops of 2: the unused worker as
- * sentinel took 40% of a core and the caller was preempted 17599 times/s in
- * one round of teams-bench's idle section).  The sentinel also takes the
- * wake-up system calls off the holder:
+ * Sentinel mode (team.sentinel_mode, TEAMS_IDLE=sentinel, HPX PR #8036): a
+ * worker whose deadline passed first tries CAS(team.sentinel_id: 0 -> its
+ * id).  The winner does not sleep: it spins on its own go word with no
+ * deadline, so the next region that needs it starts without a wake-up; the
+ * others sleep as usual.  Not on an overcommitted machine (more of the
+ * team's threads awake than CPUs, overcommitted()): a worker then does not
+ * take the role, and a sentinel that finds the machine overcommitted
+ * resigns as it does when its go word changes, and sleeps.  A spinning
+ * sentinel there takes a CPU from the participants (a team of 3 on 2 CPUs,
+ * loops of 2: the unused worker as sentinel took 40% of a core and the
+ * caller was preempted 17599 times/s in one round of teams-bench's idle
+ * section).  The sentinel also takes the wake-up system calls off the
+ * holder:
  *
  *   holder, for each needed worker whose exchange returned SLEEP:
- *       store(worker.wake_req, 1)                          (seq_cst)
- *     then fetch_add(team.wake_seq); s = load(team.sentinel) (seq_cst)
+ *       store(worker.wake_req, 1)                               (seq_cst)
+ *     then fetch_add(team.wake_seq); s = load(team.sentinel_id) (seq_cst)
  *     if s == 0: for each such worker, if exchange(wake_req, 0) == 1 wake it
  *   sentinel, once when it takes the role (after reading wake_seq), when
- *     wake_seq changed, and once more right after it resigns
- *   with store(team.sentinel, 0) (seq_cst), which it does as soon as its own
- *   go word changes: for every worker, if exchange(wake_req, 0) == 1 wake it
+ *     wake_seq changed, and once more right after it resigns with
+ *     store(team.sentinel_id, 0) (seq_cst), which it does as soon as its
+ *     own go word changes: for every worker, if exchange(wake_req, 0) == 1
+ *     wake it
  *
- * The holder's store of wake_req and load of sentinel, and the sentinel's
- * store of 0 and loads of wake_req, are all seq_cst: if the holder read a
- * sentinel id, its wake_req store precedes that sentinel's resignation, so
- * the sentinel's last scan (or an earlier poll) finds it; if it read 0, the
- * holder wakes the worker itself.  Both may find the flag: the exchange on
- * wake_req gives it to exactly one of them.  A delayed wake is harmless (the
- * worker's go word already holds the region; futex_wait re-checks it).
- * The cost is one core kept busy while the team idles.
+ * The holder's store of wake_req and load of team.sentinel_id, and the
+ * sentinel's store of 0 and loads of wake_req, are all seq_cst: if the
+ * holder read a sentinel id, its wake_req store precedes that sentinel's
+ * resignation, so the sentinel's last scan (or an earlier poll) finds it; if
+ * it read 0, the holder wakes the worker itself.  Both may find the flag:
+ * the exchange on wake_req gives it to exactly one of them.  A delayed wake
+ * is harmless (the worker's go word already holds the region; futex_wait
+ * re-checks it).  The cost is one core kept busy while the team idles.
  *
  * The model: launcher/team.pml models this protocol for spin and
- * tests/model-check.sh checks it in the test suite (sleep and sentinel
- * modes, with mutants that must fail).  It covers try_take/take_waiting and
- * release, run_parallel (next_go and its resync, sync_reset, the
- * descriptor hand-off, the exchange and wake, the delegation to the
- * sentinel, run_greedy's claims,
- * the close and the waits), worker_main (run_static, join, run_joined, the
- * CAS to SLEEP and the futex loop), be_sentinel and wake_requested, and
- * tt_team_shutdown; it abstracts the clock (when a worker tries to sleep),
- * `awake`, team.closing (which only makes try_take fail more often),
- * sched_yield and the memory orders.  Change both together.
+ * tests/model-check.sh checks it in the test suite (sleep mode, and sentinel
+ * mode with -DSENTINEL_MODE, with mutants that must fail).  It covers
+ * try_take/take_waiting and release, run_parallel (next_go and its resync,
+ * sync_reset, the descriptor hand-off, the exchange and wake, the
+ * delegation to the sentinel, run_greedy's claims, the close and the
+ * waits), worker_main (run_static, join, run_joined, the CAS to SLEEP and
+ * the futex loop), be_sentinel and wake_requested, and tt_team_shutdown; it
+ * abstracts the clock (when a worker tries to sleep), `awake`, team.closing
+ * (which only makes try_take fail more often), sched_yield and the memory
+ * orders.  Change both together.
  *
  * Measured and rejected: one team-wide futex word for all workers (a wake
  * cannot choose which sleepers it wakes, so a region on 2 of 16 participants
@@ -245,7 +247,7 @@ typedef struct team {
   /* Worker slots, written before any worker exists (the sentinel scans
    * them; T.size, the workers actually made, is known only later). */
   size_t slots;
-  bool sentinel;
+  bool sentinel_mode; /* TEAMS_IDLE=sentinel */
   tt__pin pin;
   size_t requested;
   double start_ms;
@@ -497,7 +499,7 @@ static void *worker_main(void *arg) {
     }
     if (now < deadline && !overcommitted())
       continue;
-    if (T.sentinel && !overcommitted()) {
+    if (T.sentinel_mode && !overcommitted()) {
       uint32_t none = 0;
       if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
         /* Back when the go word changed, or resigned (overcommitted): the
@@ -577,7 +579,7 @@ static int start_locked(void) {
   static const char *const pin[] = {"none", "cores", "numa", NULL};
   tt_atomic_store_relaxed(&T.busy_wait, env_choice("TEAMS_BUSY", busy, 0) == 1);
   T.slots = n;
-  T.sentinel = env_choice("TEAMS_IDLE", idle, 0) == 1;
+  T.sentinel_mode = env_choice("TEAMS_IDLE", idle, 0) == 1;
   T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
   T.spin_ns =
       (uint64_t)(env_double("TEAMS_SPIN_US", TT_DEFAULT_SPIN_US, 0, 1e7) * 1e3);
@@ -644,8 +646,9 @@ static int start_locked(void) {
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
             "busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
-            team_size(), T.requested, (double)T.spin_ns / 1e3, idle[T.sentinel],
-            busy[tt_atomic_load_relaxed(&T.busy_wait)], pin[T.pin], topo_ms, T.start_ms,
+            team_size(), T.requested, (double)T.spin_ns / 1e3,
+            idle[T.sentinel_mode], busy[tt_atomic_load_relaxed(&T.busy_wait)],
+            pin[T.pin], topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
   }
   return 0;
@@ -823,7 +826,7 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
     uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
-    if (T.sentinel) {
+    if (T.sentinel_mode) {
       tt_atomic_store_seq_cst(&T.workers[i].wake_req, 1);
       asleep++;
     } else {
@@ -984,7 +987,7 @@ int tt_team_get_info(tt_team_info *info) {
   info->requested = T.requested;
   info->spin_us = (double)T.spin_ns / 1e3;
   info->busy_wait = tt_atomic_load_relaxed(&T.busy_wait);
-  info->sentinel = T.sentinel;
+  info->sentinel = T.sentinel_mode;
   info->pinned = (int)T.pin;
   info->start_ms = T.start_ms;
   info->degraded = T.degraded[0] ? T.degraded : NULL;

@@ -30,14 +30,15 @@
  *     next_go (with its resync) before stopping, then stopping, the go word
  *     for every worker, its exchange (+ wake), join,
  *     running = 0, release;
- *   - with -DSENTINEL (TEAMS_IDLE=sentinel): a worker whose deadline passed
- *     first tries CAS(team.sentinel_id: 0 -> its id), or does not try
- *     (overcommitted); be_sentinel (load wake_seq, spin on the go word, scan
- *     the wake_req flags when wake_seq moved, resign with a store of 0 when
- *     the go word changed or, up to RESIGNS times per run, at any moment
- *     (overcommitted), scan once more); the holder's delegation (wake_req = 1 for each sleeper its
- *     exchange found, fetch_add(wake_seq), load team.sentinel_id, and when it
- *     is 0, wake_requested itself).
+ *   - with -DSENTINEL_MODE (team.sentinel_mode, TEAMS_IDLE=sentinel): a
+ *     worker whose deadline passed first tries CAS(team.sentinel_id: 0 ->
+ *     its id), or does not try (overcommitted); be_sentinel (load wake_seq,
+ *     spin on the go word, scan the wake_req flags when wake_seq moved,
+ *     resign with a store of 0 when the go word changed or, up to RESIGNS
+ *     times per run, at any moment (overcommitted), scan once more); the
+ *     holder's delegation (wake_req = 1 for each sleeper its exchange found,
+ *     fetch_add(wake_seq), load team.sentinel_id, and when it is 0,
+ *     wake_requested itself).
  * Abstracted: the clock and everything that only decides *when* a worker
  * tries to sleep (spin_ns, the deadline push while team.running_gen names
  * the region it ran, `awake` and overcommitted(), sched_yield): here a
@@ -294,7 +295,7 @@ inline run_region(me, m, p, mode, keep) {
 #endif
     if
     :: prev & GO_SLEEP ->
-#ifdef SENTINEL
+#ifdef SENTINEL_MODE
       wake_req[i] = 1;
       asleep = 1
 #else
@@ -305,7 +306,7 @@ inline run_region(me, m, p, mode, keep) {
     atomic { prev = 0; i++ }
   :: else -> i = 0; break
   od;
-#ifdef SENTINEL
+#ifdef SENTINEL_MODE
   if
   :: asleep ->
     poked = 1; /* fetch_add(wake_seq) */
@@ -500,7 +501,7 @@ end_idle:
   :: go[me] != seen_go -> goto top
   :: true
   fi;
-#ifdef SENTINEL
+#ifdef SENTINEL_MODE
   atomic {
     if
     :: sentinel_id == 0 -> sentinel_id = me; ok = 1

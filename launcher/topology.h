@@ -3,8 +3,9 @@
  * Read once at team start through hwloc (restricted discovery), it gives the
  * CPU each participant is pinned to (TEAMS_PIN) and, when every participant
  * has a PU of its own, each participant's victim order for the steal
- * schedule.  Implemented in topology.c; the order builder itself is a pure
- * function of a small description (see the declarations there). */
+ * schedule.  Implemented in topology.c; the snapshot it keeps is declared in
+ * topology-view.h, and the order builder, a pure function of a small
+ * description, in order.h. */
 #ifndef TEAMS_TOPOLOGY_H
 #define TEAMS_TOPOLOGY_H
 

@@ -101,17 +101,17 @@ check sleep-2w-g8 pass -DNW=2 -DNH=1 -DNREG=2 -DM=8 -DMODES=2
 # Sentinel mode (TEAMS_IDLE=sentinel).  Its state space is larger (the
 # sentinel keeps running while the others sleep), so longer runs are of
 # static regions only, the ones that wait for every worker they name.
-check sentinel-2w-2r pass -DSENTINEL -DNW=2 -DNH=1 -DNREG=2
-check sentinel-2w-3r-static pass -DSENTINEL -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
-check sentinel-2w-2h-static pass -DSENTINEL -DNW=2 -DNH=2 -DNREG=1 -DMODES=1
-check sentinel-3w-1r-static pass -DSENTINEL -DNW=3 -DNH=1 -DNREG=1 -DMODES=1
+check sentinel-2w-2r pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2
+check sentinel-2w-3r-static pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
+check sentinel-2w-2h-static pass -DSENTINEL_MODE -DNW=2 -DNH=2 -DNREG=1 -DMODES=1
+check sentinel-3w-1r-static pass -DSENTINEL_MODE -DNW=3 -DNH=1 -DNREG=1 -DMODES=1
 
 # The generation wrap (GENMOD 2^30 in team.c): with GENMOD 4 a resync
 # precedes every region (generation 3 only), with 5 every other one; the
 # resyncs alternate between generations 1 and 2.
 check wrap-2w-3r-g4 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
 check wrap-2w-3r-g5 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=5
-check sentinel-wrap-2w-2r-static pass -DSENTINEL -DNW=2 -DNH=1 -DNREG=2 -DGENMOD=4 -DMODES=1
+check sentinel-wrap-2w-2r-static pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DGENMOD=4 -DMODES=1
 
 # Mutations that must be caught.
 for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK \
@@ -121,7 +121,7 @@ done
 check mutant-MUT_SAME_RESYNC fail -DMUT_SAME_RESYNC -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
 check mutant-MUT_NO_RESYNC fail -DMUT_NO_RESYNC -DNW=2 -DNH=1 -DNREG=4 -DGENMOD=4
 for mut in MUT_SENTINEL_NOPOLL MUT_SENTINEL_NOENTRYSCAN; do
-  check "mutant-$mut" fail -DSENTINEL -D$mut -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
+  check "mutant-$mut" fail -DSENTINEL_MODE -D$mut -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
 done
 
 if [ "$failures" != 0 ]; then

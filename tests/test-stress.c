@@ -42,7 +42,7 @@
 #define HOSTS 8
 #define MAX_M 40     /* chunks of one launch */
 #define MAX_DEPTH 2  /* levels of launches inside chunks */
-#define SEED 0x5eed0f7ea45ull
+#define SEED UINT64_C(0x5eed0f7ea45)
 
 /* ---- failures, from any thread ---------------------------------------------- */
 

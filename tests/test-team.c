@@ -328,7 +328,7 @@ Test(team, fork_child_starts_fresh) {
   free(x);
 }
 
-/* ---- the idle rule (seed 000) ------------------------------------------------ */
+/* ---- the idle rule (ThreadTeams.jl PR #68) ----------------------------------- */
 
 /* Sum of utime+stime (clock ticks) and the state letter of the thread named
  * name in this process. */

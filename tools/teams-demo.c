@@ -451,8 +451,8 @@ int main(int argc, char **argv) {
          "busy %s, idle %s, team start %.2f ms\n",
          info.size, info.requested, info.spin_us,
          info.pinned >= 0 && info.pinned <= 2 ? pins[info.pinned] : "?",
-         info.busy_wait ? "wait" : "serial", info.sentinel ? "sentinel" : "sleep",
-         info.start_ms);
+         info.busy_wait ? "wait" : "serial",
+         info.sentinel ? "sentinel" : "sleep", info.start_ms);
   if (info.degraded)
     printf("degraded: %s\n", info.degraded);
   print_where(info.pinned > 0);

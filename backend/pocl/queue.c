@@ -10,7 +10,7 @@
  * the grace period (grace_ns, 50 us by default) goes to the progress thread,
  * so commands nobody waits for still make progress, and an enqueue never
  * blocks on its command (PoCL's own tests enqueue a kernel that never ends).
- * Measured on this 2-core machine (design section 5): an empty kernel costs
+ * Measured on this 2-core machine (docs/driver.md): an empty kernel costs
  * 0.3-0.5 us run synchronously by its caller, 5-19 us through a dispatcher
  * thread, 27-43 us on PoCL's pthread driver; the hand-offs are the cost.
  *

@@ -1,7 +1,8 @@
-/* teams-bench-gomp and teams-bench-omp: the OpenMP side of every section.
- * One source, built twice with the same flags: by gcc -fopenmp (libgomp) and
- * by clang -fopenmp=libomp (LLVM's libomp); BENCH_OMP_SYSTEM names which.
- * Two OpenMP runtimes cannot share a process, hence two programs.
+/* teams-bench-child-libgomp and teams-bench-child-libomp: the OpenMP side
+ * of every section, children of teams-bench.  One source, built twice with
+ * the same flags: by gcc -fopenmp (libgomp) and by clang -fopenmp=libomp
+ * (LLVM's libomp); BENCH_OMP_SYSTEM names which.  Two OpenMP runtimes cannot
+ * share a process, hence two programs.
  *
  * The loops are plain `parallel for` with a num_threads clause; the runtime
  * keeps its defaults (OMP_WAIT_POLICY, GOMP_SPINCOUNT, KMP_BLOCKTIME unset),

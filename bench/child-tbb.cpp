@@ -1,4 +1,4 @@
-// teams-bench-tbb: oneTBB's side of the sections it takes part in (all but
+// teams-bench-child-onetbb: oneTBB's side of the sections it takes part in (all but
 // wake).  The total concurrency is fixed with global_control to the team size
 // the driver asked for; each section's body runs inside a task_arena of p
 // slots (one for the caller), so no measured loop pays for entering an arena.

@@ -1,6 +1,7 @@
-/* teams-bench-teams: the team's side of every section, through the public
- * API only (tt_foreach_chunk, tt_foreach_range).  The driver runs it as
- * "teams" (TEAMS_IDLE=sleep) and as "teams-sentinel" (TEAMS_IDLE=sentinel). */
+/* teams-bench-child-teams: the team's side of every section, through the
+ * public API only (tt_foreach_chunk, tt_foreach_range).  A child of
+ * teams-bench, which runs it as "teams" (TEAMS_IDLE=sleep) and as
+ * "teams-sentinel" (TEAMS_IDLE=sentinel). */
 #include "bench.h"
 #include "teams/team.h"
 
@@ -10,7 +11,7 @@
 
 static void check(int rc, const char *what) {
   if (rc != 0) {
-    fprintf(stderr, "teams-bench-teams: %s: %s\n", what, tt_strerror(rc));
+    fprintf(stderr, "teams-bench-child-teams: %s: %s\n", what, tt_strerror(rc));
     exit(1);
   }
 }

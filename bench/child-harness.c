@@ -469,8 +469,9 @@ typedef struct idle_run {
   int used[IDLE_MAX_THREADS]; /* per end[] entry: ran a chunk in the window */
 } idle_run;
 
-/* Start every worker of the team (the seed's "with all workers woken
- * first"): loops over the whole team until each thread ran a chunk. */
+/* Start every worker of the team (ThreadTeams.jl PR #68's "with all
+ * workers woken first"): loops over the whole team until each thread ran a
+ * chunk. */
 static void idle_warm(void *arg) {
   idle_run *r = arg;
   int seen[BENCH_MAX_P];
@@ -514,7 +515,7 @@ static void idle_window(void *arg) {
 
 /* The team has T participants and each loop uses T - 1 of them (the driver
  * makes T at least 3, so a loop is parallel): the last worker is left out,
- * as in seed 000.  Over the window, each thread's CPU time and context
+ * as in ThreadTeams.jl PR #68.  Over the window, each thread's CPU time and context
  * switches; "unused" sums the threads that ran no chunk in the window except
  * the caller (normally the one left-out worker; also any helper thread a
  * runtime keeps), "used" the workers that ran chunks. */

@@ -1,0 +1,328 @@
+/* Tests of tt_foreach_range and its schedules on the real team (range.c).
+ *
+ * range.*: multiple host threads, random sizes and grains with fixed seeds,
+ * counting every index; forced steals, the auto policy, a pinned team's
+ * victim orders.  These stress tests are not benchmarks: they assert no
+ * timings and print none.  tests/test-steal.c simulates the steal state
+ * machine itself, one thief at a time.  Linked with teams_static
+ * (tests/internal.cmake) for the internal functions. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "team-internal.h"
+#include "teams/errors.h"
+#include "teams/team.h"
+#include "topology-view.h"
+
+typedef struct counts {
+  size_t n, grain;
+  _Atomic unsigned *hits;
+  atomic_int bad; /* a subrange that breaks the contract */
+  unsigned spin_mod; /* uneven work: index i spins (i % spin_mod) times */
+} counts;
+
+static void count_f(void *ctx, size_t begin, size_t end) {
+  counts *c = ctx;
+  if (begin >= end || end > c->n || begin % c->grain != 0 ||
+      ((end - begin) % c->grain != 0 && end != c->n))
+    atomic_store(&c->bad, 1);
+  for (size_t i = begin; i < end && i < c->n; i++) {
+    if (c->spin_mod)
+      for (volatile unsigned k = 0; k < (unsigned)(i % c->spin_mod); k++)
+        ;
+    atomic_fetch_add_explicit(&c->hits[i], 1, memory_order_relaxed);
+  }
+}
+
+static uint64_t rng_next(uint64_t *s) { /* xorshift64*, fixed seeds */
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 2685821657736338717ull;
+}
+
+/* Runs `iters` random loops (sizes, grains, p, schedules from seed) and
+ * checks every index ran exactly once in subranges that keep the contract. */
+static void random_loops(uint64_t seed, int iters) {
+  uint64_t s = seed;
+  size_t cap = 20000;
+  _Atomic unsigned *hits = calloc(cap, sizeof *hits);
+  cr_assert_not_null(hits);
+  for (int it = 0; it < iters; it++) {
+    size_t n = (size_t)(rng_next(&s) % cap);
+    if (it % 7 == 0)
+      n %= 40; /* many tiny ranges too */
+    size_t grain = 1 + (size_t)(rng_next(&s) % (it % 3 == 0 ? 200 : 17));
+    size_t p = 1 + (size_t)(rng_next(&s) % 5);
+    tt_schedule sched = (tt_schedule)(rng_next(&s) % 4);
+    for (size_t i = 0; i < n; i++)
+      atomic_store_explicit(&hits[i], 0, memory_order_relaxed);
+    counts c = {n, grain, hits, 0, (unsigned)(rng_next(&s) % 3) * 64};
+    int rc = tt_foreach_range(count_f, &c, n, grain, p, sched);
+    cr_assert_eq(rc, 0, "seed %llu iter %d: rc %d",
+                 (unsigned long long)seed, it, rc);
+    cr_assert_eq(atomic_load(&c.bad), 0,
+                 "seed %llu iter %d: a subrange broke the grain contract "
+                 "(n %zu grain %zu p %zu schedule %d)",
+                 (unsigned long long)seed, it, n, grain, p, (int)sched);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(atomic_load_explicit(&hits[i], memory_order_relaxed), 1,
+                   "seed %llu iter %d: index %zu of %zu ran %u times "
+                   "(grain %zu p %zu schedule %d)",
+                   (unsigned long long)seed, it, i, n, hits[i], grain, p,
+                   (int)sched);
+  }
+  free(hits);
+}
+
+Test(range, exactly_once_random_sizes_and_grains) {
+  random_loops(0x5eed0001ull, 400);
+  random_loops(0x5eed0002ull, 400);
+}
+
+Test(range, exactly_once_steal_only) {
+  uint64_t s = 0x5eed00aaull;
+  size_t cap = 50000;
+  _Atomic unsigned *hits = calloc(cap, sizeof *hits);
+  for (int it = 0; it < 200; it++) {
+    size_t n = 1 + (size_t)(rng_next(&s) % cap);
+    size_t grain = 1 + (size_t)(rng_next(&s) % 64);
+    for (size_t i = 0; i < n; i++)
+      hits[i] = 0;
+    counts c = {n, grain, hits, 0, it % 2 ? 256 : 0};
+    cr_assert_eq(tt_foreach_range(count_f, &c, n, grain, 8, TT_SCHED_STEAL), 0);
+    cr_assert_eq(atomic_load(&c.bad), 0);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(hits[i], 1, "iter %d index %zu ran %u times", it, i,
+                   hits[i]);
+    tt_steal_stats st;
+    cr_assert_eq(tt_steal_last_stats(&st), 0);
+    size_t grains = n / grain + (n % grain != 0);
+    if (grains >= 2 && tt_team_size() >= 2) { /* else serial: no region */
+      cr_assert_eq(st.units, grains);
+      cr_assert_leq(st.moved, n);
+      cr_assert_geq(st.joined, 1);
+    }
+  }
+  free(hits);
+}
+
+static void *host_thread(void *arg) {
+  random_loops((uint64_t)(uintptr_t)arg, 150);
+  return NULL;
+}
+
+Test(range, exactly_once_from_several_host_threads) {
+  /* the threads share the one team: whoever holds it runs parallel, the
+   * others run serially (busy rule); every index still runs exactly once */
+  pthread_t th[3];
+  for (uintptr_t i = 0; i < 3; i++)
+    cr_assert_eq(pthread_create(&th[i], NULL, host_thread,
+                                (void *)(0x5eed1000u + i)),
+                 0);
+  random_loops(0x5eed2000ull, 150);
+  for (int i = 0; i < 3; i++)
+    pthread_join(th[i], NULL);
+}
+
+typedef struct nest {
+  counts inner;
+  atomic_int failed;
+} nest;
+
+static void outer_f(void *ctx, size_t begin, size_t end) {
+  nest *ns = ctx;
+  for (size_t i = begin; i < end; i++) {
+    /* each outer index runs the inner range's slice [i*10, i*10+10) */
+    counts *c = &ns->inner;
+    counts sub = *c;
+    sub.hits = c->hits + i * 10;
+    sub.n = 10;
+    if (tt_foreach_range(count_f, &sub, 10, 3, 4, TT_SCHED_STEAL) != 0 ||
+        atomic_load(&sub.bad))
+      atomic_store(&ns->failed, 1);
+  }
+}
+
+Test(range, nested_ranges_run_serially_and_exactly_once) {
+  _Atomic unsigned *hits = calloc(1000, sizeof *hits);
+  nest ns = {{1000, 1, hits, 0, 0}, 0};
+  cr_assert_eq(tt_foreach_range(outer_f, &ns, 100, 1, 4, TT_SCHED_STEAL), 0);
+  cr_assert_eq(atomic_load(&ns.failed), 0);
+  for (size_t i = 0; i < 1000; i++)
+    cr_assert_eq(hits[i], 1);
+  free(hits);
+}
+
+static void noop_f(void *ctx, size_t b, size_t e) {
+  (void)ctx, (void)b, (void)e;
+}
+
+Test(range, bad_inputs_return_codes_and_leave_the_team_usable) {
+  tt_steal_stats before, after;
+  _Atomic unsigned hits[100] = {0};
+  counts c = {100, 1, hits, 0, 0};
+  cr_assert_eq(tt_foreach_range(count_f, &c, 100, 7, 2, TT_SCHED_STEAL), 0);
+  cr_assert_eq(tt_steal_last_stats(&before), 0);
+  cr_expect_eq(tt_foreach_range(NULL, NULL, 10, 1, 2, TT_SCHED_STEAL), TT_EINVAL);
+  cr_expect_eq(tt_foreach_range(noop_f, NULL, 10, 1, 0, TT_SCHED_STEAL), TT_EINVAL);
+  cr_expect_eq(tt_foreach_range(noop_f, NULL, 10, 1, 2, (tt_schedule)17), TT_EINVAL);
+  cr_expect_eq(tt_foreach_range(noop_f, NULL, 10, 1, 2, (tt_schedule)-1), TT_EINVAL);
+  cr_expect_eq(tt_foreach_range(noop_f, NULL, SIZE_MAX, 1, 2, TT_SCHED_STEAL),
+               TT_EOVERFLOW);
+  cr_expect_eq(tt_foreach_range(noop_f, NULL, SIZE_MAX - 10, 11, 2, TT_SCHED_AUTO),
+               TT_EOVERFLOW);
+  cr_expect_eq(tt_foreach_range(noop_f, NULL, 0, 1, 2, TT_SCHED_STEAL), 0);
+  cr_expect_eq(tt_steal_last_stats(NULL), TT_EINVAL);
+  cr_assert_eq(tt_steal_last_stats(&after), 0);
+  cr_expect_arr_eq(&before, &after, sizeof before, "failed calls ran no region");
+  /* still usable: every schedule runs every index once */
+  for (int sch = 0; sch < 4; sch++) {
+    for (size_t i = 0; i < 100; i++)
+      hits[i] = 0;
+    cr_assert_eq(tt_foreach_range(count_f, &c, 100, 3, 2, (tt_schedule)sch), 0);
+    for (size_t i = 0; i < 100; i++)
+      cr_assert_eq(hits[i], 1);
+  }
+  /* and the team too */
+  cr_expect_eq(tt_foreach_chunk(NULL, NULL, 4, 2), TT_EINVAL);
+}
+
+/* Participant 1 may not finish its own block before someone stole from it:
+ * a steal is forced without relying on timing. */
+typedef struct forced {
+  atomic_int stolen;
+  _Atomic unsigned hits[64];
+} forced;
+
+static void forced_f(void *ctx, size_t begin, size_t end) {
+  forced *fo = ctx;
+  for (size_t i = begin; i < end; i++) {
+    int me = tt_participant();
+    if (i >= 32 && me != 1)
+      atomic_store(&fo->stolen, 1);
+    if (i >= 32 && me == 1)
+      while (!atomic_load(&fo->stolen))
+        sched_yield();
+    atomic_fetch_add(&fo->hits[i], 1);
+  }
+}
+
+Test(range, a_thief_steals_from_a_busy_owner) {
+  if (tt_team_size() < 2)
+    cr_skip_test("needs a team of two");
+  for (int rep = 0; rep < 20; rep++) {
+    forced fo;
+    memset(&fo, 0, sizeof fo);
+    cr_assert_eq(tt_foreach_range(forced_f, &fo, 64, 1, 2, TT_SCHED_STEAL), 0);
+    for (int i = 0; i < 64; i++)
+      cr_assert_eq(fo.hits[i], 1);
+    tt_steal_stats st;
+    tt_steal_last_stats(&st);
+    cr_expect_geq(st.steals, 1, "rep %d: someone stole from block 1", rep);
+    cr_expect_geq(st.moved, 1);
+    cr_expect_eq(st.units, 64);
+    cr_expect(st.joined == 1 || st.joined == 2);
+    if (st.joined == 1)
+      cr_expect_eq(st.rescues, 1, "the caller rescued the absent owner's block");
+    cr_expect_eq(st.moved_cross_node, 0, "unpinned: cross counts unknown");
+  }
+}
+
+static void sleepy_f(void *ctx, size_t b, size_t e) {
+  (void)ctx, (void)b, (void)e;
+  usleep(100); /* at least 100 us per call */
+}
+
+static void quick_f(void *ctx, size_t b, size_t e) {
+  (void)ctx, (void)b, (void)e;
+}
+
+/* Whether the last region stole with this many units: tt_steal_last_stats
+ * keeps the last steal region's counters, so a static region leaves the
+ * marker's (a steal region of MARKER units) in place. */
+#define MARKER 7
+static void marker(void) {
+  cr_assert_eq(tt_foreach_range(quick_f, NULL, MARKER, 1, 2, TT_SCHED_STEAL), 0);
+}
+static int stole_with_units(size_t units) {
+  tt_steal_stats st;
+  tt_steal_last_stats(&st);
+  return st.units == units;
+}
+
+Test(range, auto_steals_unknown_loops_then_learns_their_length) {
+  tt_steal_stats st;
+  tt_steal_last_stats(&st);
+  cr_assert_eq(st.units, 0, "no steal region yet in this process");
+  if (tt_team_size() < 2)
+    cr_skip_test("one participant: every range runs serially");
+  /* a short range (fewer than 4 grains per participant) is always static */
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 3, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 3, 1, 2, TT_SCHED_AUTO), 0);
+  tt_steal_last_stats(&st);
+  cr_assert_eq(st.units, 0);
+  /* a loop auto has not seen steals (one unit per grain below the cap) */
+  cr_assert_eq(tt_foreach_range(quick_f, NULL, 100, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert(stole_with_units(100), "an unknown loop steals");
+  /* an empty f over 100 units takes a few us, under auto's 25 us: static
+   * from then on.  A loaded machine may stretch a region past 25 us, so
+   * this waits (boundedly) for one short region rather than timing one. */
+  int went_static = 0;
+  for (int k = 0; k < 200 && !went_static; k++) {
+    marker();
+    cr_assert_eq(tt_foreach_range(quick_f, NULL, 100, 1, 2, TT_SCHED_AUTO), 0);
+    went_static = stole_with_units(MARKER);
+  }
+  cr_assert(went_static, "a loop whose regions are short never ran static");
+  /* sleepy_f sleeps >= 100 us per unit: unknown, it steals; long, it keeps
+   * stealing */
+  marker();
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 90, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert(stole_with_units(90), "another unknown loop steals");
+  marker();
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 90, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert(stole_with_units(90), "a loop whose last region was long steals");
+  /* units are coarsened to <= 64 per participant */
+  cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 512, 1, 2, TT_SCHED_AUTO), 0);
+  tt_steal_last_stats(&st);
+  cr_expect_gt(st.units, 0);
+  cr_expect_leq(st.units, 128);
+}
+
+Test(range, pinned_team_installs_orders) {
+  setenv("TEAMS_PIN", "cores", 1);
+  cr_assert_eq(tt_team_start(), 0);
+  size_t size = tt_team_size();
+  const tt__topo *s = tt__topology_current();
+  if (size >= 2) {
+    cr_assert_not_null(s, "TEAMS_PIN=cores publishes a snapshot");
+    cr_expect_eq(s->n, size);
+    if (s->pinned) {
+      cr_expect(s->ordered);
+      cr_expect_eq(tt__participant_cpu(0), s->cpu[0], "the starting thread");
+      for (size_t i = 1; i < size; i++)
+        cr_expect_eq(tt__participant_cpu(i), s->cpu[i]);
+    }
+  }
+  _Atomic unsigned *hits = calloc(10000, sizeof *hits);
+  counts c = {10000, 13, hits, 0, 128};
+  for (int rep = 0; rep < 20; rep++) {
+    for (size_t i = 0; i < c.n; i++)
+      hits[i] = 0;
+    cr_assert_eq(tt_foreach_range(count_f, &c, c.n, c.grain, size,
+                                  TT_SCHED_STEAL),
+                 0);
+    for (size_t i = 0; i < c.n; i++)
+      cr_assert_eq(hits[i], 1);
+  }
+  free(hits);
+  cr_assert_eq(tt_team_shutdown(), 0);
+  cr_expect_null(tt__topology_current(), "shutdown unpublishes the snapshot");
+}
