@@ -48,6 +48,10 @@ static const system_def systems[] = {
     {"libgomp", "teams-bench-child-libgomp", NULL},
     {"libomp", "teams-bench-child-libomp", NULL},
     {"oneTBB", "teams-bench-child-onetbb", NULL},
+    {"libgomp+teams", "teams-bench-child-interop-libgomp", NULL},
+    {"libgomp+teams-bound", "teams-bench-child-interop-libgomp", "OMP_PROC_BIND=close"},
+    {"libomp+teams", "teams-bench-child-interop-libomp", NULL},
+    {"libomp+teams-bound", "teams-bench-child-interop-libomp", "OMP_PROC_BIND=close"},
 };
 #define NSYSTEMS (sizeof systems / sizeof systems[0])
 
@@ -70,6 +74,10 @@ static const section_def sections[] = {
      {"teams", "teams-sentinel", "libgomp", "libomp", "oneTBB", NULL}},
     {"wake", "wake-up latency after an idle gap", "libgomp", 5, 3, 0,
      {"teams", "teams-sentinel", "libgomp", "libomp", NULL}},
+    {"interop", "OpenMP and team regions alternating in one process", "libgomp+teams",
+     5, 3, 0,
+     {"libgomp+teams", "libgomp+teams-bound", "libomp+teams", "libomp+teams-bound",
+      NULL}},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
