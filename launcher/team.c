@@ -93,6 +93,20 @@
  * team is.  A worker that misses the gap between two loops and sees the next
  * one in its go word simply takes it: it "comes from a chunk" again.
  *
+ * Sharing the CPUs (polite mode): a worker that finds, between two looks at
+ * the clock while it spins, that it lost its CPU for a while (another
+ * runnable thread got it: an OpenMP runtime's spinning workers, another
+ * process) stops spinning: it sleeps at once, and for a polite period after
+ * that it sleeps right after each chunk instead of spinning.  A spinner that
+ * shares a CPU with another runtime's spinner is the worst of both: each
+ * hand-over between the runtimes waits for a scheduler time slice, while a
+ * sleeper that is woken preempts the spinner at once.  The period doubles
+ * (1 ms to 1 s) each time the worker loses its CPU again right after one,
+ * and starts over after a spin that ran out undisturbed, so a worker probes
+ * for a free CPU at most a few times per second.  Only the choice between
+ * spinning and sleeping changes, which the protocol already allows at any
+ * point.
+ *
  * The busy rule: tt__team_run runs serially on the caller when it is inside
  * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
  * fails (unless TEAMS_BUSY=wait and the caller is not inside a chunk, then it
@@ -300,6 +314,13 @@ extern int omp_in_parallel(void) __attribute__((weak));
  * sentinel is the answer when that matters (wake 0.3-2 us). */
 #define TT_DEFAULT_SPIN_US 100.0
 
+/* Polite mode (see the protocol): a gap this long between two looks at the
+ * clock in the idle loop (normally 1-5 us apart) means the worker lost its
+ * CPU, and the first polite period, which doubles up to the last. */
+#define TT_LOST_CPU_NS 50000u
+#define TT_POLITE_MIN_NS 1000000u
+#define TT_POLITE_MAX_NS 1000000000u
+
 /* A spinner that has waited this long yields the CPU between looks: free
  * when no other thread wants the CPU, and when more threads than CPUs are
  * runnable it hands the CPU to one that has work.  Short enough to cost
@@ -460,6 +481,8 @@ static void *worker_main(void *arg) {
   uint64_t deadline = last_event + T.spin_ns;
   uint32_t ran_gen = 0;
   bool ran = false; /* ran a chunk of region ran_gen, which may still run */
+  uint64_t last_look = last_event; /* the idle loop's last clock read */
+  uint64_t polite_until = 0, polite_ns = TT_POLITE_MIN_NS;
 
   for (;;) {
     uint32_t go = tt_atomic_load_acquire(&w->go);
@@ -476,8 +499,8 @@ static void *worker_main(void *arg) {
         ran = true;
       }
       ran_gen = gen;
-      last_event = tt__now_ns();
-      deadline = last_event + T.spin_ns;
+      last_look = last_event = tt__now_ns();
+      deadline = last_event < polite_until ? last_event : last_event + T.spin_ns;
       continue;
     }
     /* Spin: check the clock only every few rounds (it costs ~20 ns). */
@@ -489,17 +512,29 @@ static void *worker_main(void *arg) {
     if (tt_atomic_load_relaxed(&w->go) != seen)
       continue;
     uint64_t now = tt__now_ns();
+    if (now - last_look >= TT_LOST_CPU_NS) {
+      /* Lost the CPU while idle: sleep now, and after chunks for a while. */
+      polite_until = now + polite_ns;
+      if (polite_ns < TT_POLITE_MAX_NS)
+        polite_ns *= 2;
+      deadline = now;
+      ran = false;
+    }
+    last_look = now;
+    bool polite = now < polite_until;
     if (now - last_event >= TT_POLITE_AFTER_NS)
       sched_yield();
     if (ran) {
-      if (region_running(ran_gen))
+      if (region_running(ran_gen) && !polite)
         deadline = now + T.spin_ns;
       else
         ran = false; /* counts down from the last push */
     }
     if (now < deadline && !overcommitted())
       continue;
-    if (T.sentinel_mode && !overcommitted()) {
+    if (!polite)
+      polite_ns = TT_POLITE_MIN_NS; /* the spin ran out undisturbed */
+    if (T.sentinel_mode && !overcommitted() && !polite) {
       uint32_t none = 0;
       if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
         /* Back when the go word changed, or resigned (overcommitted): the
@@ -518,7 +553,7 @@ static void *worker_main(void *arg) {
       tt__futex_wait(&w->go, seen | GO_SLEEP);
     while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP));
     tt_atomic_fetch_add_relaxed(&T.awake, 1);
-    last_event = tt__now_ns();
+    last_look = last_event = tt__now_ns();
     deadline = last_event + T.spin_ns;
   }
   return NULL;

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -377,6 +378,78 @@ static int thread_stat(const char *name, long *ticks, char *state) {
 }
 
 static void nop_chunk(void *p, size_t c) {}
+
+/* The kernel's id of the team thread called name, or -1. */
+static pid_t thread_tid(const char *name) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  pid_t tid = -1;
+  struct dirent *e;
+  while (tid < 0 && (e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    if (fgets(comm, sizeof comm, f))
+      comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    if (!strcmp(comm, name))
+      tid = (pid_t)atoi(e->d_name);
+  }
+  closedir(d);
+  return tid;
+}
+
+/* Polite mode: a spinning worker that loses its CPU to another thread
+ * sleeps at once instead of spinning out TEAMS_SPIN_US (5 s here).  The team
+ * starts on two CPUs (so it is not overcommitted), then the worker and the
+ * caller are put on one, and the caller keeps it busy: without the rule the
+ * worker stays runnable, spinning and yielding, for the whole 5 s. */
+Test(team, spinner_that_loses_its_cpu_sleeps) {
+  cpu_set_t all;
+  cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2)
+    cr_skip_test("needs 2 CPUs in the affinity mask");
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &all))
+    cpu++;
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  setenv("TEAMS_SPIN_US", "5000000", 1);
+  setenv("TEAMS_IDLE", "sleep", 1);
+  cr_assert_eq(tt_team_size(), 2);
+  pid_t w = -1; /* the worker names itself when it starts running */
+  for (int i = 0; i < 1000 && w < 0; i++, usleep(1000))
+    w = thread_tid("teams-w1");
+  cr_assert_gt(w, 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  cr_assert_eq(sched_setaffinity(w, sizeof one, &one), 0);
+  cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+  tt_foreach_chunk(nop_chunk, NULL, 2, 2); /* the worker runs a chunk, spins */
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int asleep = 0;
+  for (double el = 0; !asleep && el < 2.0;) {
+    volatile unsigned long x = 0; /* keep the shared CPU busy for ~1 ms */
+    for (unsigned long i = 0; i < 1000000; i++)
+      x += i;
+    long ticks;
+    char st;
+    cr_assert_eq(thread_stat("teams-w1", &ticks, &st), 0);
+    asleep = st == 'S';
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    el = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+  }
+  cr_assert(asleep, "the worker kept spinning on a CPU it shared");
+  /* And the team still works, the worker sleeping. */
+  tt_foreach_chunk(nop_chunk, NULL, 2, 2);
+  cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
+}
 
 /* A worker that back-to-back loops do not use sleeps after its spin time,
  * however busy the team is; the worker they use keeps up with them. */
