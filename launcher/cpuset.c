@@ -1,14 +1,16 @@
 /* teams: the team's CPUs and size (see cpuset.h for the rules).
  *
- * The cgroup quota follows Go 1.25's default GOMAXPROCS: the tightest limit
- * of the process's cgroup and its ancestors (a child cannot use more than
- * its parent grants), rounded up.  Go then raises it to at least 2, for the
- * runtime's own background work (the garbage collector); a team has none,
- * and its regions wait for their slowest participant, so a participant more
- * than the quota pays for only gets throttled in the middle of a region: at
- * least 1 here.  Both cgroup versions are read: v1 still runs on hybrid
- * hosts (the 2-core machine this was written on has the cpu controller only
- * in v1).
+ * The cgroup quota is used as Go 1.25's default GOMAXPROCS uses it (runtime
+ * /cgroup_linux.go: min(CPUs, max(2, ceil(quota / period)))), with two
+ * differences.  Go reads only the leaf cgroup and says a parent's tighter
+ * limit is missed; here the walk goes up to the hierarchy's mount point and
+ * the tightest limit wins (a child cannot use more than its parent grants).
+ * Go raises the limit to at least 2 for the runtime's own background work
+ * (the garbage collector); a team has none, and its regions wait for their
+ * slowest participant, so a participant more than the quota pays for only
+ * gets throttled in the middle of a region: at least 1 here.  Both cgroup
+ * versions are read: v1 still runs on hybrid hosts (the 2-core machine this
+ * was written on has the cpu controller only in v1).
  *
  * Measured and rejected: reading the mask the process started with.  libgomp
  * binds the initial thread while it loads, before main(), and every place
