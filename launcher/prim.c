@@ -40,7 +40,8 @@ int tt__pin_self(int cpu) {
   return -rc;
 }
 
-int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg) {
+int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg,
+                      const tt__cpumask *mask) {
   pthread_attr_t attr;
   int rc = pthread_attr_init(&attr);
   if (rc)
@@ -48,7 +49,15 @@ int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg) {
   /* Kernels run on workers' stacks: 8 MiB like a main thread would have, so
    * work-group code with private arrays behaves the same on every participant. */
   pthread_attr_setstacksize(&attr, 8u << 20);
+  /* Set before the thread runs: a worker of a caller that OpenMP pinned to
+   * one CPU would otherwise start on that CPU. */
+  if (mask)
+    pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), (const cpu_set_t *)mask);
   rc = pthread_create(t, &attr, fn, arg);
+  if (rc == EINVAL && mask) { /* a CPU gone offline since: the caller's mask */
+    pthread_attr_destroy(&attr);
+    return tt__thread_create(t, fn, arg, NULL);
+  }
   pthread_attr_destroy(&attr);
   return -rc;
 }

@@ -45,8 +45,10 @@ typedef struct tt__cpumask {
 int tt__affinity_save(tt__cpumask *m);
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m);
 
-/* Create a joinable thread with an 8 MiB stack; returns 0 or a negative
- * errno (the reason a team degrades). */
-int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+/* Create a joinable thread with an 8 MiB stack, with affinity mask `mask`
+ * (NULL: the caller's); returns 0 or a negative errno (the reason a team
+ * degrades). */
+int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg,
+                      const tt__cpumask *mask);
 
 #endif

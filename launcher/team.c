@@ -183,6 +183,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "cpuset.h"
 #include "prim.h"
 #include "topology.h"
 
@@ -254,7 +255,7 @@ typedef struct team {
   _Atomic size_t size;
   worker *workers; /* workers[0] unused: participant 0 is the caller */
   uint64_t spin_ns;
-  size_t cpus; /* CPUs of the process's affinity mask at start */
+  size_t cpus; /* CPUs the team may use: its default size (cpuset.h) */
   /* Read without the team by a thread whose try_take failed, which a
    * restart may be rewriting: relaxed atomic. */
   _Atomic bool busy_wait;
@@ -605,10 +606,18 @@ static void install_atfork(void) {
 /* Start the team.  Precondition: lifecycle held, team not running. */
 static int start_locked(void) {
   uint64_t t0 = tt__now_ns();
-  size_t cpus = tt__cpus_allowed();
-  long want = (long)env_double("TEAMS_NUM_THREADS", (double)cpus, 1,
-                               TT_MAX_PARTICIPANTS);
-  size_t n = (size_t)want;
+  /* The CPUs and the default size come from the process (cpuset.h), not
+   * from this thread's mask alone, which OpenMP may have narrowed. */
+  tt__cpuset cs;
+  tt__cpuset_choose(&cs);
+  size_t cpus = cs.size;
+  long want = (long)env_double("TEAMS_NUM_THREADS", 0, 1, TT_MAX_PARTICIPANTS);
+  if (want > 0) {
+    cs.size = (size_t)want;
+    snprintf(cs.size_from, sizeof cs.size_from, "TEAMS_NUM_THREADS");
+    tt__cpuset_publish(&cs);
+  }
+  size_t n = want > 0 ? (size_t)want : cs.size;
   static const char *const busy[] = {"serial", "wait", NULL};
   static const char *const idle[] = {"sleep", "sentinel", NULL};
   static const char *const pin[] = {"none", "cores", "numa", NULL};
@@ -633,7 +642,7 @@ static int start_locked(void) {
   double topo_ms = 0;
   for (size_t i = 0; i < n; i++)
     cpus_of[i] = -1;
-  int trc = tt__topology_init(n, T.pin, cpus_of, &topo_ms);
+  int trc = tt__topology_init_within(n, T.pin, &cs.cpus, cpus_of, &topo_ms);
   if (trc < 0 && T.pin != TT__PIN_NONE)
     snprintf(T.degraded, sizeof T.degraded,
              "topology unavailable (%s): not pinned", tt_strerror(trc));
@@ -660,7 +669,7 @@ static int start_locked(void) {
     ws[i].id = i;
     ws[i].cpu = cpus_of[i];
     tt_atomic_store_relaxed(&ws[i].go, 0);
-    int rc = tt__thread_create(&ws[i].thread, worker_main, &ws[i]);
+    int rc = tt__thread_create(&ws[i].thread, worker_main, &ws[i], &cs.cpus);
     if (rc) {
       snprintf(T.degraded, sizeof T.degraded,
                "created %zu of %zu workers: %s", i - 1, n - 1, strerror(-rc));
@@ -685,6 +694,10 @@ static int start_locked(void) {
             idle[T.sentinel_mode], busy[tt_atomic_load_relaxed(&T.busy_wait)],
             pin[T.pin], topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
+    char list[256];
+    tt__cpulist_format(&cs.cpus, list, sizeof list);
+    fprintf(stderr, "teams: cpus: %s (%s), size: %zu (%s)\n", list,
+            cs.cpus_from, T.requested, cs.size_from);
   }
   return 0;
 }

@@ -8,8 +8,8 @@
  * `numa=fake` nodes carved out of one physical node.  Memory-only nodes (no
  * CPUs: CXL, HBM, NVDIMM) are ignored.
  *
- * Pinning (TEAMS_PIN), among the allowed PUs within the starting thread's
- * affinity mask:
+ * Pinning (TEAMS_PIN), among the allowed PUs within the team's CPUs
+ * (cpuset.h):
  *   cores  participant i on the i-th core in topology order, one PU per core;
  *          SMT siblings only once every core has one participant.
  *   numa   participants spread evenly over the NUMA nodes that hold CPUs (as
@@ -44,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 #include "atomic.h"
+#include "cpuset.h"
 #include "teams/errors.h"
 
 /* ---- published snapshot ------------------------------------------------- */
@@ -510,6 +511,11 @@ static void free_kept(void) {
 }
 
 int tt__topology_init(size_t n, tt__pin pin, int *cpus, double *ms) {
+  return tt__topology_init_within(n, pin, NULL, cpus, ms);
+}
+
+int tt__topology_init_within(size_t n, tt__pin pin, const tt__cpumask *within,
+                             int *cpus, double *ms) {
   double t0 = now_ms();
   int rc = 0;
   hwloc_topology_t t = NULL;
@@ -526,15 +532,21 @@ int tt__topology_init(size_t n, tt__pin pin, int *cpus, double *ms) {
     goto out; /* unpinned: orders would be cyclic anyway, read nothing */
   if ((rc = tt__topology_load(&t, NULL, NULL, 0)) < 0)
     goto out;
-  /* candidates: the allowed PUs within the starting thread's affinity (what
-   * taskset or a cgroup gave the process) */
+  /* candidates: the allowed PUs within the team's CPUs, or within the
+   * starting thread's affinity (what taskset or a cgroup gave the process) */
   cand = hwloc_bitmap_alloc();
   if (!cand) {
     rc = TT_ENOMEM;
     goto out;
   }
-  if (hwloc_get_cpubind(t, cand, HWLOC_CPUBIND_THREAD) < 0 ||
-      hwloc_bitmap_iszero(cand))
+  if (within) {
+    for (int c = 0; c < TT__MASK_CPUS; c++)
+      if (tt__mask_isset(within, c))
+        hwloc_bitmap_set(cand, (unsigned)c);
+  } else if (hwloc_get_cpubind(t, cand, HWLOC_CPUBIND_THREAD) < 0) {
+    hwloc_bitmap_zero(cand);
+  }
+  if (hwloc_bitmap_iszero(cand))
     hwloc_bitmap_copy(cand, hwloc_topology_get_allowed_cpuset(t));
   /* on failure (fewer PUs than participants) cpus stay -1: run unpinned */
   int chose = tt__topology_choose_cpus(t, cand, n, pin, cpus);

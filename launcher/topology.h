@@ -21,6 +21,12 @@ typedef enum tt__pin { TT__PIN_NONE = 0, TT__PIN_CORES = 1, TT__PIN_NUMA = 2 } t
  * Returns 0, or a negative code when the topology could not be read (cpus are
  * then all -1 and the orders cyclic: the team still starts). */
 int tt__topology_init(size_t n, tt__pin pin, int *cpus, double *ms);
+/* The same, choosing PUs among cand (the team's CPUs, cpuset.h) instead of
+ * the calling thread's binding; cand NULL is tt__topology_init. */
+struct tt__cpumask;
+int tt__topology_init_within(size_t n, tt__pin pin,
+                             const struct tt__cpumask *cand, int *cpus,
+                             double *ms);
 
 /* Frees what tt__topology_init built.  Called by shutdown, workers joined. */
 void tt__topology_fini(void);

@@ -2,7 +2,9 @@
  * order for the steal schedule.
  *
  *   teams-info                      this machine, as the team starts here
- *                                   (TEAMS_NUM_THREADS, TEAMS_PIN apply)
+ *                                   (TEAMS_NUM_THREADS, TEAMS_PIN apply):
+ *                                   its CPUs and size, and where they came
+ *                                   from (launcher/cpuset.h)
  *   teams-info --synthetic DESC     a synthetic hwloc machine instead, e.g.
  *              [--pin cores|numa]   "pack:2 [numa] l3:2 core:4 pu:1"
  *              [-n N]               participants (default: one per core)
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpuset.h"
 #include "team-internal.h"
 #include "teams/team.h"
 #include "topology-view.h"
@@ -206,6 +209,13 @@ int main(int argc, char **argv) {
          info.size, info.requested, pin_name(info.pinned), info.spin_us,
          info.busy_wait ? "wait" : "serial",
          info.sentinel ? "sentinel" : "sleep");
+  tt__cpuset cs;
+  if (tt__cpuset_last(&cs)) {
+    char list[1024];
+    tt__cpulist_format(&cs.cpus, list, sizeof list);
+    printf("cpus: %s (%s), %zu CPUs; size: %zu (%s)\n", list, cs.cpus_from,
+           cs.ncpus, info.requested, cs.size_from);
+  }
   printf("team start: %.3f ms, of which topology %.3f ms\n", info.start_ms,
          tt__topology_last_ms());
   if (info.degraded)

@@ -1,0 +1,135 @@
+/* teams: which CPUs the team uses, and how many participants (internal).
+ *
+ * Read once at team start, from the process rather than from the calling
+ * thread's momentary mask.  The sources, in the order they apply:
+ *
+ *   1. the calling thread's affinity mask ("affinity mask"), unless
+ *   2. an OpenMP runtime binds threads (omp_get_proc_bind() != false): then
+ *      the union of the CPUs of its place list ("openmp places"), within the
+ *      CPUs the process may use.  libgomp pins the initial thread to its
+ *      first place when it loads (OMP_PROC_BIND=close OMP_PLACES=threads: the
+ *      main thread's mask is one CPU before main() runs, and so is
+ *      /proc/self/task/<pid>/status's Cpus_allowed_list: the mask the
+ *      process started with cannot be read back), libomp at its first
+ *      parallel region or its first place query;
+ *   3. several MPI ranks on the node, not bound by their launcher (the set
+ *      so far is every CPU the process may use): the rank's contiguous
+ *      share of it ("mpi local rank r of k, VARIABLE");
+ *   4. the size is the number of CPUs in the set ("cpus"), or less: the
+ *      cgroup CPU quota rounded up, at least 1 ("cgroup quota 1.5 cpus");
+ *   5. TEAMS_NUM_THREADS, when set, is the size (team.c).
+ *
+ * "The CPUs the process may use" are the online CPUs within the cgroup's
+ * cpuset.  The set is also the candidate set for pinning (TEAMS_PIN), and
+ * unpinned workers get it as their mask.
+ *
+ * Everything that reads the system goes through tt__cpuset_read; the rules
+ * are pure functions of what it read (tt__cpuset_decide and the parsers
+ * below), so tests feed them synthetic inputs. */
+#ifndef TEAMS_CPUSET_H
+#define TEAMS_CPUSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "prim.h"
+
+#define TT__MASK_CPUS ((int)(sizeof(tt__cpumask) * 8))
+
+static inline void tt__mask_zero(tt__cpumask *m) {
+  for (size_t i = 0; i < sizeof m->bits / sizeof m->bits[0]; i++)
+    m->bits[i] = 0;
+}
+static inline void tt__mask_set(tt__cpumask *m, int cpu) {
+  if (cpu >= 0 && cpu < TT__MASK_CPUS)
+    m->bits[cpu / (8 * (int)sizeof(unsigned long))] |=
+        1ul << (cpu % (8 * (int)sizeof(unsigned long)));
+}
+static inline bool tt__mask_isset(const tt__cpumask *m, int cpu) {
+  return cpu >= 0 && cpu < TT__MASK_CPUS &&
+         (m->bits[cpu / (8 * (int)sizeof(unsigned long))] >>
+          (cpu % (8 * (int)sizeof(unsigned long)))) & 1;
+}
+size_t tt__mask_count(const tt__cpumask *m);
+bool tt__mask_equal(const tt__cpumask *a, const tt__cpumask *b);
+/* out = a & b (out may be a or b) */
+void tt__mask_and(tt__cpumask *out, const tt__cpumask *a, const tt__cpumask *b);
+
+/* A Linux CPU list ("0-3,8,10-11", a trailing newline allowed, "" empty)
+ * into m.  Returns the number of CPUs, or TT_EINVAL (then m is empty). */
+int tt__cpulist_parse(const char *text, tt__cpumask *m);
+/* m as a CPU list, NUL-terminated and truncated to len like snprintf;
+ * returns the length it needed. */
+size_t tt__cpulist_format(const tt__cpumask *m, char *buf, size_t len);
+
+/* cgroup v2 cpu.max ("max 100000", "150000 100000") into *cpus: the quota
+ * in CPUs, 0 for no limit.  Returns 0 or TT_EINVAL. */
+int tt__cgroup_max_parse(const char *text, double *cpus);
+/* cgroup v1 cpu.cfs_quota_us ("-1": no limit) and cpu.cfs_period_us. */
+int tt__cgroup_cfs_parse(const char *quota, const char *period, double *cpus);
+/* The cgroup path in /proc/self/cgroup text: of the v1 hierarchy whose
+ * controllers include `controller`, or the v2 one ("0::") when controller is
+ * NULL.  Returns 0, or TT_EINVAL when there is no such line. */
+int tt__cgroup_path_parse(const char *text, const char *controller, char *out,
+                          size_t len);
+/* The mount point and root of that hierarchy in /proc/self/mountinfo text
+ * (fstype cgroup with the controller among its options, or cgroup2). */
+int tt__mountinfo_cgroup(const char *text, const char *controller, char *mnt,
+                         size_t mnt_len, char *root, size_t root_len);
+/* The tightest CPU quota (in CPUs, 0: none) of the cgroup at mnt + rel and
+ * of its ancestors up to mnt, whose files are cpu.max (v2) or
+ * cpu.cfs_quota_us and cpu.cfs_period_us (v1).  Files missing or unreadable
+ * set no limit.  Returns 0 or TT_EINVAL. */
+int tt__cgroup_quota_at(const char *mnt, const char *rel, bool v1, double *cpus);
+
+/* The node-local MPI rank and rank count a launcher put into the
+ * environment (get is getenv, or a test's table): Open MPI's
+ * OMPI_COMM_WORLD_LOCAL_RANK/_SIZE, MPICH's MPI_LOCALRANKID/MPI_LOCALNRANKS,
+ * Slurm's SLURM_LOCALID with SLURM_NTASKS_PER_NODE or the first entry of
+ * SLURM_TASKS_PER_NODE ("4(x2),3": 4).  *from names the rank's variable.
+ * Returns 1 when found (0 <= rank < size), 0 when not. */
+int tt__mpi_local(const char *(*get)(const char *name, void *ctx), void *ctx,
+                  int *rank, int *size, const char **from);
+/* Rank r of k's contiguous share of in's CPUs (in ascending order): q = n/k,
+ * rem = n%k, rank r gets the CPUs at [r*q + min(r, rem), ... + q + (r < rem))
+ * ; with more ranks than CPUs, the one CPU r mod n. */
+void tt__cpuset_share(const tt__cpumask *in, int r, int k, tt__cpumask *out);
+
+/* What tt__cpuset_read found. */
+typedef struct tt__cpuset_in {
+  tt__cpumask caller;  /* the calling thread's mask */
+  tt__cpumask allowed; /* online CPUs within the cgroup's cpuset */
+  bool allowed_known;  /* false: allowed could not be read */
+  bool omp_bound;      /* an OpenMP runtime binds threads ... */
+  tt__cpumask omp;     /* ... to places whose CPUs are these */
+  int mpi_rank, mpi_size; /* size 0: no MPI launcher variables */
+  const char *mpi_from;
+  double quota; /* cgroup CPU quota in CPUs, 0: none */
+} tt__cpuset_in;
+
+/* What the team uses. */
+typedef struct tt__cpuset {
+  tt__cpumask cpus; /* the team's CPUs: candidates for pinning, the mask of
+                       unpinned workers */
+  size_t ncpus;     /* CPUs in it, at least 1 */
+  size_t size;      /* default team size */
+  char cpus_from[96];
+  char size_from[64];
+} tt__cpuset;
+
+/* The rules above, applied to in. */
+void tt__cpuset_decide(const tt__cpuset_in *in, tt__cpuset *out);
+/* Reads the system (affinity, online CPUs, cgroup, OpenMP, MPI variables).
+ * With libomp, the place query binds the calling thread as libomp's first
+ * parallel region would. */
+void tt__cpuset_read(tt__cpuset_in *in);
+
+/* Team start (under the team's lifecycle lock): read and decide, and keep
+ * the result for tt__cpuset_last; publish replaces what is kept (after
+ * TEAMS_NUM_THREADS changed the size). */
+void tt__cpuset_choose(tt__cpuset *out);
+void tt__cpuset_publish(const tt__cpuset *cs);
+/* What the last team start chose (for teams-info), false before the first.
+ * Not synchronized with a concurrent team start. */
+bool tt__cpuset_last(tt__cpuset *out);
+
+#endif
