@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "team-internal.h"
 #include "teams/errors.h"
 
 /* ---- masks ------------------------------------------------------------------ */
@@ -406,9 +407,9 @@ void tt__cpuset_share(const tt__cpumask *in, int r, int k, tt__cpumask *out) {
   size_t n = tt__mask_count(&m);
   if (n == 0 || k < 1 || r < 0 || r >= k)
     return;
-  size_t q = n / (size_t)k, rem = n % (size_t)k, ur = (size_t)r;
-  size_t first = ur * q + (ur < rem ? ur : rem);
-  size_t count = q + (ur < rem);
+  size_t ur = (size_t)r, first, end;
+  tt__block(n, (size_t)k, ur, &first, &end);
+  size_t count = end - first;
   if (count == 0) { /* more ranks than CPUs */
     first = ur % n;
     count = 1;

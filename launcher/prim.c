@@ -22,14 +22,6 @@ uint64_t tt__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-size_t tt__cpus_allowed(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return 1;
-  int n = CPU_COUNT(&set);
-  return n > 0 ? (size_t)n : 1;
-}
-
 int tt__pin_self(int cpu) {
   if (cpu < 0 || cpu >= CPU_SETSIZE)
     return -EINVAL;

@@ -29,9 +29,6 @@ static inline void tt__cpu_relax(void) {
 #endif
 }
 
-/* Number of CPUs this process may run on (its affinity mask), at least 1. */
-size_t tt__cpus_allowed(void);
-
 /* Pin the calling thread to one CPU.  Returns 0 or a negative errno. */
 int tt__pin_self(int cpu);
 

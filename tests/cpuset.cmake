@@ -1,10 +1,10 @@
 # test-cpuset calls cpuset.c's internal functions, which libteams.so hides:
-# link it with the static library (LINK_LIBRARIES replaced, as in
-# internal.cmake, so no second copy of the runtime ends up in the binary).
-# It runs tests/cpuset-probe, linked to libteams.so, built twice: with the
+# it links teams_whitebox (LINK_LIBRARIES replaced, as in internal.cmake, so
+# no second copy of the runtime ends up in the binary).  It runs
+# tests/cpuset-probe, linked to libteams.so, built twice: with the
 # compiler's OpenMP (gcc: libgomp) and with clang -fopenmp=libomp.
 set_property(TARGET test-cpuset PROPERTY LINK_LIBRARIES
-  teams_static teams_internal tt_criterion PkgConfig::HWLOC m)
+  teams_whitebox tt_criterion m)
 
 find_package(OpenMP REQUIRED COMPONENTS C)
 add_executable(cpuset-probe-gomp ${CMAKE_CURRENT_LIST_DIR}/cpuset-probe/probe.c)
