@@ -1,0 +1,23 @@
+# The MPI layer's tests run under mpiexec with 2 and 3 ranks (3 is more ranks
+# than this 2-core machine has cores).  The environment makes Open MPI 4.1
+# run as root (CI containers) and oversubscribe without a hostfile; other MPI
+# implementations ignore these variables.  Each rank's team has one thread,
+# so 3 ranks on 2 cores do not each start a team of 2.  Not in the sanitizer
+# builds: Open MPI itself is not instrumented (TSan reports its shared-memory
+# transport, LeakSanitizer its start-up allocations).
+if(TT_HAVE_MPI AND TT_SANITIZE STREQUAL "")
+  add_executable(test-mpi mpi/test-mpi.c)
+  target_link_libraries(test-mpi PRIVATE teams::mpi teams_kernels)
+  set(TT_MPI_TEST_ENV ${TT_TEST_ENV} TEAMS_NUM_THREADS=1
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    OMPI_MCA_rmaps_base_oversubscribe=1)
+  foreach(np 2 3)
+    add_test(NAME test-mpi-np${np} COMMAND ${MPIEXEC_EXECUTABLE}
+      ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:test-mpi>)
+    add_test(NAME test-mpi-stencil-np${np} COMMAND ${MPIEXEC_EXECUTABLE}
+      ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+      $<TARGET_FILE:teams-mpi-stencil> 33 17 29 9)
+    set_tests_properties(test-mpi-np${np} test-mpi-stencil-np${np} PROPERTIES
+      TIMEOUT 300 ENVIRONMENT "${TT_MPI_TEST_ENV}")
+  endforeach()
+endif()
