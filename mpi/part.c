@@ -12,13 +12,14 @@
  * so every rank returns the same code, and every rank reaches the reduction
  * whatever its own input (a NULL cfg included): a mismatch fails everywhere
  * instead of leaving some ranks in a later collective that others never
- * enter.  Cost: one reduction of 2 * 14 words (a few microseconds on one
+ * enter.  Cost: one reduction of 2 * 15 words (a few microseconds on one
  * node), once per launch. */
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "teams/mpi.h"
+#include "mpi-internal.h"
 
 static int mpi_ready(MPI_Comm comm) {
   int init = 0, fin = 0;
@@ -100,9 +101,16 @@ static uint64_t name_hash(const char *s) {
   return h;
 }
 
-enum { NFIELDS = 14 };
+enum { NFIELDS = 15 };
 
 int tt_mpi_check(MPI_Comm comm, const tt_kernel *k, const tt_launch_config *cfg) {
+  return tt__mpi_check(comm, k, cfg, 0);
+}
+
+int tt__mpi_ready(MPI_Comm comm) { return mpi_ready(comm); }
+
+int tt__mpi_check(MPI_Comm comm, const tt_kernel *k,
+                  const tt_launch_config *cfg, uint64_t extra) {
   if (!mpi_ready(comm))
     return TT_EINVAL;
   tt_ndrange nd;
@@ -123,7 +131,8 @@ int tt_mpi_check(MPI_Comm comm, const tt_kernel *k, const tt_launch_config *cfg)
   }
   v[f++] = cfg != NULL ? cfg->local_mem : 0;
   v[f++] = cfg != NULL ? cfg->local_mem_per_item : 0;
-  _Static_assert(NFIELDS == 14, "fields of the check");
+  v[f++] = extra;
+  _Static_assert(NFIELDS == 15, "fields of the check");
 
   uint64_t both[2 * NFIELDS];
   for (size_t i = 0; i < NFIELDS; i++) {

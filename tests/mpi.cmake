@@ -6,8 +6,11 @@
 # builds: Open MPI itself is not instrumented (TSan reports its shared-memory
 # transport, LeakSanitizer its start-up allocations).
 if(TT_HAVE_MPI AND TT_SANITIZE STREQUAL "")
-  add_executable(test-mpi mpi/test-mpi.c)
-  target_link_libraries(test-mpi PRIVATE teams::mpi teams_kernels)
+  foreach(t test-mpi test-mpi-steal)
+    add_executable(${t} mpi/${t}.c)
+    target_link_libraries(${t} PRIVATE teams::mpi teams_kernels)
+    target_compile_definitions(${t} PRIVATE _GNU_SOURCE)
+  endforeach()
   set(TT_MPI_TEST_ENV ${TT_TEST_ENV} TEAMS_NUM_THREADS=1
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     OMPI_MCA_rmaps_base_oversubscribe=1)
@@ -17,7 +20,10 @@ if(TT_HAVE_MPI AND TT_SANITIZE STREQUAL "")
     add_test(NAME test-mpi-stencil-np${np} COMMAND ${MPIEXEC_EXECUTABLE}
       ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
       $<TARGET_FILE:teams-mpi-stencil> 33 17 29 9)
-    set_tests_properties(test-mpi-np${np} test-mpi-stencil-np${np} PROPERTIES
+    add_test(NAME test-mpi-steal-np${np} COMMAND ${MPIEXEC_EXECUTABLE}
+      ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:test-mpi-steal>)
+    set_tests_properties(test-mpi-np${np} test-mpi-stencil-np${np}
+      test-mpi-steal-np${np} PROPERTIES
       TIMEOUT 300 ENVIRONMENT "${TT_MPI_TEST_ENV}")
   endforeach()
 endif()

@@ -82,6 +82,45 @@ TT_EXTERN int tt_mpi_check(MPI_Comm comm, const tt_kernel *k,
 TT_EXTERN int tt_mpi_launch(MPI_Comm comm, const tt_kernel *k, const void *args,
                             const tt_launch_config *cfg);
 
+/* ---- ranks as the outermost steal tier --------------------------------------
+ *
+ * For uneven grids whose inputs every rank holds (compute-bound kernels:
+ * triangular, Mandelbrot, ray casting), tt_mpi_launch_steal starts each rank
+ * on its part (as tt_mpi_launch) and lets a rank that ran out steal a
+ * quarter of another rank's remaining part with MPI-3 one-sided atomics,
+ * ranks on its own node first.  Work moves in slices: all the groups with
+ * one id along the slowest dimension, `grain` slices at a time, each run by
+ * the rank's team as one tt_launch (with cfg's schedule inside the rank).
+ * Every work-group runs exactly once across the ranks; ran() tells the
+ * caller which ones its rank ran, to gather the results. */
+typedef struct tt_mpi_steal {
+  /* In.  Slices per unit of work, the same on every rank (checked); 0: about
+   * 16 units per rank. */
+  size_t grain;
+  /* Called on the calling thread after each run of groups, with linear group
+   * ids [begin, end) of the global NDRange (dimension 0 fastest).  May be
+   * NULL. */
+  void (*ran)(void *ctx, size_t begin, size_t end);
+  void *ctx;
+  /* Out, for this rank. */
+  size_t groups;       /* work-groups it ran */
+  size_t units;        /* units it ran (tt_launch calls) */
+  size_t steals_node;  /* steals from ranks on its node */
+  size_t steals_other; /* steals from ranks on other nodes */
+  int shared;          /* 1: the words lived in an MPI_Win_allocate_shared
+                          window (every rank on one node) */
+} tt_mpi_steal;
+
+/* Collective over comm, like tt_mpi_launch, and returns only when every
+ * rank's work is done (the window is freed collectively).  st may not be
+ * NULL.  Codes: those of tt_mpi_launch (the same on every rank for a
+ * mismatch, including the grain); TT_EOVERFLOW for more than 2^32 - 2 units;
+ * a rank's own tt_launch error after its work (its other units still run). */
+TT_EXTERN int tt_mpi_launch_steal(MPI_Comm comm, const tt_kernel *k,
+                                  const void *args,
+                                  const tt_launch_config *cfg,
+                                  tt_mpi_steal *st);
+
 #ifdef __cplusplus
 }
 #endif
