@@ -22,8 +22,21 @@ if(TT_HAVE_MPI AND TT_SANITIZE STREQUAL "")
       $<TARGET_FILE:teams-mpi-stencil> 33 17 29 9)
     add_test(NAME test-mpi-steal-np${np} COMMAND ${MPIEXEC_EXECUTABLE}
       ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:test-mpi-steal>)
+    add_test(NAME test-mpi-tri-np${np} COMMAND ${MPIEXEC_EXECUTABLE}
+      ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+      $<TARGET_FILE:teams-mpi-tri> 3001 1)
     set_tests_properties(test-mpi-np${np} test-mpi-stencil-np${np}
-      test-mpi-steal-np${np} PROPERTIES
+      test-mpi-steal-np${np} test-mpi-tri-np${np} PROPERTIES
       TIMEOUT 300 ENVIRONMENT "${TT_MPI_TEST_ENV}")
   endforeach()
+  # An OpenCL program under mpiexec, each rank on the teams device through
+  # teams-run (PoCL's kernel cache in the build tree, as for the other
+  # OpenCL tests).
+  if(TARGET teams-mpi-cl AND TT_TEAMS_RUN)
+    add_test(NAME test-mpi-cl-np2 COMMAND ${MPIEXEC_EXECUTABLE}
+      ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} ${TT_TEAMS_RUN}
+      $<TARGET_FILE:teams-mpi-cl> 3000)
+    set_tests_properties(test-mpi-cl-np2 PROPERTIES TIMEOUT 300 ENVIRONMENT
+      "${TT_MPI_TEST_ENV};POCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/mpi-cl-cache")
+  endif()
 endif()

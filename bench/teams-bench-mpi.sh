@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The MPI rows: 1, 2 and 4 ranks of the programs in examples/mpi on this
+# machine, each rank's team sized to its share of the cores (at least 1).
+#   bash bench/teams-bench-mpi.sh [build-dir]
+# Rows: stencil7 time per step (1 rank = one process), the triangular grid
+# (one core, ideal, static rank split, rank tier) and the rank tier on a
+# uniform grid against the static split.  A benchmark: nothing is asserted
+# beyond the programs' own result checks.
+set -euo pipefail
+build=${1:-build}
+ex=$build/examples/mpi
+[[ -x $ex/teams-mpi-tri ]] || { echo "teams-bench-mpi: build $ex first (needs MPI)" >&2; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+cores=$(nproc)
+for np in 1 2 4; do
+  threads=$(( cores / np )); (( threads >= 1 )) || threads=1
+  echo "== $np rank(s), TEAMS_NUM_THREADS=$threads each"
+  run() { TEAMS_NUM_THREADS=$threads mpirun -np "$np" "$@"; }
+  run "$ex/teams-mpi-stencil" 128 128 128 20
+  run "$ex/teams-mpi-tri" 24000 7
+  run "$ex/teams-mpi-tri" 24000 7 --uniform
+done
+if [[ -x $ex/teams-mpi-cl && -x $build/tools/teams-run ]]; then
+  export POCL_CACHE_DIR=$build/bench-mpi-cl-cache
+  for np in 1 2 4; do
+    threads=$(( cores / np )); (( threads >= 1 )) || threads=1
+    echo "== OpenCL, $np rank(s) through teams-run, TEAMS_NUM_THREADS=$threads each"
+    TEAMS_NUM_THREADS=$threads mpirun -np "$np" "$build/tools/teams-run" "$ex/teams-mpi-cl" 16384
+  done
+fi
