@@ -12,6 +12,9 @@ ex=$build/examples/mpi
 [[ -x $ex/teams-mpi-tri ]] || { echo "teams-bench-mpi: build $ex first (needs MPI)" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# Ranks that wait (in a barrier, or done with their work) yield the CPU to
+# ranks still working when there are more ranks than cores.
+export OMPI_MCA_mpi_yield_when_idle=1
 cores=$(nproc)
 for np in 1 2 4; do
   threads=$(( cores / np )); (( threads >= 1 )) || threads=1

@@ -11,8 +11,11 @@
  *
  * Prints, in ms (medians over `rounds` alternating rounds, the time of the
  * slowest rank): the one-core time of one process running the whole grid
- * (rank 0, its team limited to one participant), the ideal (that / R), the
+ * (rank 0, its team limited to one participant), the ideal (that / R, or
+ * / the machines' CPUs when there are fewer, as for 4 ranks on 2 cores), the
  * static split and the rank tier, with their ratios to the ideal.
+ * Then the largest rank's share of the work (row costs) against a fair
+ * 1/R, a balance measure that the machine's other load does not move.
  * --uniform runs a grid of equal rows (each the cost of the middle row) to
  * show the tier's overhead where there is nothing to balance. */
 #include <stdint.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <teams/mpi.h>
 #include "kernels.h"
@@ -58,6 +62,29 @@ static void barrier_quietly(void) {
   MPI_Ibarrier(MPI_COMM_WORLD, &req);
   while (MPI_Test(&req, &done, MPI_STATUS_IGNORE), !done)
     nanosleep(&(struct timespec){0, 200000}, NULL);
+}
+
+/* The work of rows [b, e): what a rank ran, in row costs. */
+typedef struct {
+  size_t n, m, local;
+  int uniform;
+  double work;
+} work_ctx;
+
+static double rows_work(const work_ctx *w, size_t b, size_t e) {
+  if (e > w->n)
+    e = w->n;
+  if (b >= e)
+    return 0;
+  if (w->uniform)
+    return (double)(e - b) * (double)(w->m + 1);
+  /* sum of (i + 1) for i in [b, e) */
+  return ((double)e * (double)(e + 1) - (double)b * (double)(b + 1)) / 2;
+}
+
+static void add_groups(void *ctx, size_t begin, size_t end) {
+  work_ctx *w = ctx;
+  w->work += rows_work(w, begin * w->local, end * w->local);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -115,14 +142,34 @@ int main(int argc, char **argv) {
   barrier_quietly();
   MPI_Bcast(&serial, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
+  /* CPUs of all the nodes: each node's first rank counts its own. */
+  MPI_Comm node;
+  int nrank;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &node);
+  MPI_Comm_rank(node, &nrank);
+  MPI_Comm_free(&node);
+  long cpus = nrank == 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &cpus, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  int workers = cpus > 0 && cpus < size ? (int)cpus : size;
+
+  tt_mpi_part part;
+  if (tt_mpi_own(MPI_COMM_WORLD, &cfg, TT_MPI_DIM_SLOWEST, &part) != 0)
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  work_ctx wstatic = {n, m, 64, uniform, 0}, wtier = {n, m, 64, uniform, 0};
+  wstatic.work = rows_work(&wstatic, part.begin, part.end);
+  double total = rows_work(&wstatic, 0, n);
+
   int bad = 0;
   size_t steals = 0;
+  double share_tier = 0; /* largest rank's share of the work, per round */
   for (int r = 0; r < rounds; r++) {
     for (int mode = 0; mode < 2; mode++) {
       memset(y, 0, n * sizeof *y);
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = MPI_Wtime();
-      tt_mpi_steal st = {0};
+      wtier.work = 0;
+      tt_mpi_steal st = {.ran = add_groups, .ctx = &wtier};
       int err = mode == 0 ? tt_mpi_launch(MPI_COMM_WORLD, k, args, &cfg)
                           : tt_mpi_launch_steal(MPI_COMM_WORLD, k, args, &cfg, &st);
       double mine = MPI_Wtime() - t0, slowest;
@@ -133,6 +180,11 @@ int main(int argc, char **argv) {
       MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       (mode == 0 ? ts : tt)[r] = slowest;
       steals += st.steals_node + st.steals_other;
+      if (mode == 1) {
+        double most;
+        MPI_Allreduce(&wtier.work, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        share_tier += most / total / rounds;
+      }
       /* Rows another rank ran are 0 here: the sum is the gather. */
       MPI_Allreduce(y, all, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
       bad |= memcmp(all, ref, n * sizeof *ref) != 0;
@@ -141,16 +193,25 @@ int main(int argc, char **argv) {
   unsigned long steals_all = steals;
   MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &steals_all, &steals_all, 1,
              MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  double share_static;
+  MPI_Reduce(&wstatic.work, &share_static, 1, MPI_DOUBLE, MPI_MAX, 0,
+             MPI_COMM_WORLD);
+  share_static /= total;
   if (rank == 0) {
     qsort(ts, (size_t)rounds, sizeof(double), cmp_double);
     qsort(tt, (size_t)rounds, sizeof(double), cmp_double);
-    double ideal = serial / size, s = ts[rounds / 2], t = tt[rounds / 2];
+    double ideal = serial / workers, s = ts[rounds / 2], t = tt[rounds / 2];
     printf("%s n=%zu on %d ranks: one core %.2f ms, ideal %.2f ms, static "
            "split %.2f ms (%.2fx ideal), rank tier %.2f ms (%.2fx ideal, "
            "%.2fx static, %.1f steals/launch), %s\n",
            uniform ? "uniform" : "triangular", n, size, serial * 1e3,
            ideal * 1e3, s * 1e3, s / ideal, t * 1e3, t / ideal, t / s,
            (double)steals_all / rounds, bad ? "WRONG RESULT" : "results equal the reference");
+    /* Independent of the machine's load: the largest rank's share of the
+     * work against a fair 1/R (1.00 is perfect balance). */
+    printf("  largest rank's work, x fair share: static split %.3f, rank tier "
+           "%.3f (mean over rounds)\n",
+           share_static * size, share_tier * size);
   }
   free(x);
   free(y);
