@@ -13,7 +13,10 @@
  * block: a unit is unclaimed exactly while it lies in [front, back) of some
  * rank's word.
  *
- * Who writes which word (every write is MPI_Compare_and_swap, every read
+ * The loop itself is mpi/tier.c, free of MPI (tests/test-rank-tier.c runs it
+ * on threads); this file binds its words to the window.  Each rank writes its
+ * own initial word (MPI_REPLACE) before a barrier; after it, who writes which
+ * word (every write is MPI_Compare_and_swap, every read
  * MPI_Fetch_and_op(MPI_NO_OP), each completed by MPI_Win_flush):
  *   word r  owner r:  CAS(front, back -> front + 1, back) to claim the unit at
  *                     front, then runs it with its team (one tt_launch);
@@ -54,11 +57,7 @@
 
 #include "teams/mpi.h"
 #include "mpi-internal.h"
-
-#define PACK(f, b) (((uint64_t)(f) << 32) | (uint64_t)(b))
-#define FRONT(w) ((uint32_t)((w) >> 32))
-#define BACK(w) ((uint32_t)(w))
-#define MAX_UNITS ((uint64_t)UINT32_MAX - 1)
+#include "tier.h"
 
 typedef struct region {
   MPI_Win win;
@@ -74,16 +73,17 @@ typedef struct region {
   int err;
 } region;
 
-static uint64_t word_read(region *R, int target) {
+static uint64_t word_read(void *words, int target) {
+  region *R = words;
   uint64_t none = 0, out = 0;
   MPI_Fetch_and_op(&none, &out, MPI_UINT64_T, target, 0, MPI_NO_OP, R->win);
   MPI_Win_flush(target, R->win);
   return out;
 }
 
-/* CAS word target from *expected to desired; on failure *expected is the
- * value found. */
-static int word_cas(region *R, int target, uint64_t *expected, uint64_t desired) {
+static int word_cas(void *words, int target, uint64_t *expected,
+                    uint64_t desired) {
+  region *R = words;
   uint64_t found = 0;
   MPI_Compare_and_swap(&desired, expected, &found, MPI_UINT64_T, target, 0,
                        R->win);
@@ -94,7 +94,8 @@ static int word_cas(region *R, int target, uint64_t *expected, uint64_t desired)
   return 0;
 }
 
-static void run_unit(region *R, uint32_t u) {
+static void run_unit(void *ctx, uint32_t u) {
+  region *R = ctx;
   size_t s0 = (size_t)u * R->grain;
   size_t s1 = R->slices - s0 > R->grain ? s0 + R->grain : R->slices;
   unsigned d = R->dim;
@@ -113,58 +114,6 @@ static void run_unit(region *R, uint32_t u) {
   if (R->st->ran != NULL)
     R->st->ran(R->st->ctx, s0 * R->per_slice, s1 * R->per_slice);
 }
-
-/* Runs the units of its own block from the front until it is empty. */
-static void drain(region *R) {
-  uint64_t w = word_read(R, R->rank);
-  for (;;) {
-    uint32_t front = FRONT(w), back = BACK(w);
-    if (front >= back)
-      return;
-    if (!word_cas(R, R->rank, &w, PACK(front + 1, back)))
-      continue; /* a thief moved back: w is the new value */
-    run_unit(R, front);
-    w = PACK(front + 1, back);
-  }
-}
-
-static int try_steal(region *R, int v) {
-  uint64_t w = word_read(R, v);
-  uint32_t front, back, q;
-  for (;;) {
-    front = FRONT(w);
-    back = BACK(w);
-    if (front >= back)
-      return 0;
-    q = (back - front) / 4;
-    if (q == 0)
-      q = 1;
-    if (word_cas(R, v, &w, PACK(front, back - q)))
-      break;
-  }
-  /* Own block is empty (a rank steals only after draining it), and only
-   * this rank changes an empty word: the CAS from the value read succeeds. */
-  uint64_t mine = word_read(R, R->rank);
-  while (!word_cas(R, R->rank, &mine, PACK(back - q, back)))
-    ;
-  return 1;
-}
-
-/* A pass over this node's ranks, then, only if it took nothing, over the
- * others.  Returns 1 after a steal, 0 when every other block was empty. */
-static int steal(region *R) {
-  for (int k = 0; k < R->size - 1; k++) {
-    if (try_steal(R, R->order[k])) {
-      if (k < R->local_end)
-        R->st->steals_node++;
-      else
-        R->st->steals_other++;
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* Node ids (the comm rank of each node's first rank) and whether every rank
  * shares one node. */
 static int node_order(MPI_Comm comm, region *R, int *all_shared) {
@@ -244,7 +193,7 @@ int tt_mpi_launch_steal(MPI_Comm comm, const tt_kernel *k, const void *args,
   if (g == 0)
     g = 1;
   size_t units = R.slices / g + (R.slices % g != 0);
-  if ((uint64_t)units > MAX_UNITS)
+  if ((uint64_t)units > TT__TIER_MAX_UNITS)
     return TT_EOVERFLOW; /* the same on every rank */
   R.grain = g;
 
@@ -269,15 +218,18 @@ int tt_mpi_launch_steal(MPI_Comm comm, const tt_kernel *k, const void *args,
   size_t r = (size_t)R.rank, n = (size_t)R.size;
   size_t first = (units / n) * r + (r < units % n ? r : units % n);
   size_t count = units / n + (r < units % n);
-  uint64_t init = PACK(first, first + count), old;
+  uint64_t init = TT__TIER_PACK(first, first + count), old;
   MPI_Win_lock_all(MPI_MODE_NOCHECK, R.win);
   MPI_Fetch_and_op(&init, &old, MPI_UINT64_T, R.rank, 0, MPI_REPLACE, R.win);
   MPI_Win_flush(R.rank, R.win);
   MPI_Barrier(comm);
 
-  do
-    drain(&R);
-  while (steal(&R));
+  tt__tier tier = {.self = R.rank, .nvictims = R.size - 1, .order = R.order,
+                   .local_end = R.local_end, .read = word_read,
+                   .cas = word_cas, .words = &R, .run = run_unit, .ctx = &R};
+  tt__tier_run(&tier);
+  st->steals_node = tier.steals_node;
+  st->steals_other = tier.steals_other;
 
   MPI_Win_unlock_all(R.win);
   MPI_Win_free(&R.win);
