@@ -112,8 +112,10 @@ typedef struct tt_mpi_steal {
 } tt_mpi_steal;
 
 /* Collective over comm, like tt_mpi_launch, and returns only when every
- * rank's work is done (the window is freed collectively).  st may not be
- * NULL.  Codes: those of tt_mpi_launch (the same on every rank for a
+ * rank's work is done (the window is freed collectively).  Each call sets up
+ * its window and victim order (MPI_Comm_split_type, an allgather, a window
+ * allocation: about 0.1 ms on one node here), so it suits launches that run
+ * for milliseconds or more.  st may not be NULL.  Codes: those of tt_mpi_launch (the same on every rank for a
  * mismatch, including the grain); TT_EOVERFLOW for more than 2^32 - 2 units;
  * a rank's own tt_launch error after its work (its other units still run). */
 TT_EXTERN int tt_mpi_launch_steal(MPI_Comm comm, const tt_kernel *k,
