@@ -19,7 +19,10 @@ cores=$(nproc)
 for np in 1 2 4; do
   threads=$(( cores / np )); (( threads >= 1 )) || threads=1
   echo "== $np rank(s), TEAMS_NUM_THREADS=$threads each"
-  run() { TEAMS_NUM_THREADS=$threads mpirun -np "$np" "$@"; }
+  # Open MPI binds up to 2 ranks to one core each, 1 rank included: one
+  # process must be unbound to use the machine.
+  bind=(); (( np == 1 )) && bind=(--bind-to none)
+  run() { TEAMS_NUM_THREADS=$threads mpirun "${bind[@]}" -np "$np" "$@"; }
   run "$ex/teams-mpi-stencil" 128 128 128 20
   run "$ex/teams-mpi-tri" 24000 7
   run "$ex/teams-mpi-tri" 24000 7 --uniform
@@ -29,6 +32,7 @@ if [[ -x $ex/teams-mpi-cl && -x $build/tools/teams-run ]]; then
   for np in 1 2 4; do
     threads=$(( cores / np )); (( threads >= 1 )) || threads=1
     echo "== OpenCL, $np rank(s) through teams-run, TEAMS_NUM_THREADS=$threads each"
-    TEAMS_NUM_THREADS=$threads mpirun -np "$np" "$build/tools/teams-run" "$ex/teams-mpi-cl" 16384
+    bind=(); (( np == 1 )) && bind=(--bind-to none)
+    TEAMS_NUM_THREADS=$threads mpirun "${bind[@]}" -np "$np" "$build/tools/teams-run" "$ex/teams-mpi-cl" 16384
   done
 fi

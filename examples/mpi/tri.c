@@ -11,8 +11,9 @@
  *
  * Prints, in ms (medians over `rounds` alternating rounds, the time of the
  * slowest rank): the one-core time of one process running the whole grid
- * (rank 0, its team limited to one participant), the ideal (that / R, or
- * / the machines' CPUs when there are fewer, as for 4 ranks on 2 cores), the
+ * (rank 0, its team limited to one participant), the ideal (that / the
+ * participants of all the ranks' teams, or / the machines' CPUs when there
+ * are fewer, as for 4 ranks on 2 cores), the
  * static split and the rank tier, with their ratios to the ideal.
  * Then the largest rank's share of the work (row costs) against a fair
  * 1/R, a balance measure that the machine's other load does not move.
@@ -151,7 +152,9 @@ int main(int argc, char **argv) {
   MPI_Comm_free(&node);
   long cpus = nrank == 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
   MPI_Allreduce(MPI_IN_PLACE, &cpus, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  int workers = cpus > 0 && cpus < size ? (int)cpus : size;
+  long team = (long)tt_team_size(); /* the participants of all the ranks */
+  MPI_Allreduce(MPI_IN_PLACE, &team, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  int workers = (int)(cpus > 0 && cpus < team ? cpus : team);
 
   tt_mpi_part part;
   if (tt_mpi_own(MPI_COMM_WORLD, &cfg, TT_MPI_DIM_SLOWEST, &part) != 0)
