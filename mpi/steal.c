@@ -156,8 +156,12 @@ int tt_mpi_launch_steal(MPI_Comm comm, const tt_kernel *k, const void *args,
                         const tt_launch_config *cfg, tt_mpi_steal *st) {
   if (!tt__mpi_ready(comm))
     return TT_EINVAL;
-  /* The grain goes into the check: a NULL st must fail on every rank too. */
+  /* The grain goes into the check (with the window kind in its top bit): a
+   * NULL st must fail on every rank too. */
   uint64_t grain = st != NULL ? (uint64_t)st->grain : UINT64_MAX;
+  /* The window kind too: one collective allocation for all. */
+  if (st != NULL && st->separate && grain < UINT64_MAX / 2)
+    grain |= UINT64_C(1) << 63;
   int err = tt__mpi_check(comm, k, cfg, grain);
   if (err != 0)
     return err;
@@ -203,6 +207,7 @@ int tt_mpi_launch_steal(MPI_Comm comm, const tt_kernel *k, const void *args,
     free(R.order);
     return err;
   }
+  shared = shared && !st->separate;
   st->shared = shared;
   uint64_t *base = NULL;
   int rc = shared ? MPI_Win_allocate_shared(sizeof(uint64_t), sizeof(uint64_t),

@@ -102,6 +102,10 @@ typedef struct tt_mpi_steal {
    * NULL. */
   void (*ran)(void *ctx, size_t begin, size_t end);
   void *ctx;
+  /* In.  1: MPI_Win_allocate even when every rank shares a node (the window
+   * of ranks on several nodes; to compare, or to test that path on one
+   * machine).  The same on every rank. */
+  int separate;
   /* Out, for this rank. */
   size_t groups;       /* work-groups it ran */
   size_t units;        /* units it ran (tt_launch calls) */

@@ -3,7 +3,9 @@
  * rank often slow (a busy wait per group) so that the others steal from it.  Checks that every
  * work-item ran exactly once across the ranks, that ran() reported exactly
  * the groups each rank ran (each group once across the ranks), and that the
- * tier was exercised (some steals over the whole run).  Not a benchmark. */
+ * tier was exercised (some steals over the whole run).  Every other launch
+ * uses MPI_Win_allocate, the window of ranks on several nodes.  Not a
+ * benchmark. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +101,7 @@ int main(int argc, char **argv) {
     size_t slices = nd.groups[cfg.dims - 1];
     tt_mpi_steal st = {.grain = rnd(3) == 0 ? 0 : 1 + rnd(slices < 8 ? slices : 8),
                        .ran = ran};
+    st.separate = it % 2; /* MPI_Win_allocate_shared, MPI_Win_allocate */
     mark_args a = {0};
     for (unsigned d = 0; d < 3; d++) {
       a.g[d] = nd.global[d];
@@ -153,6 +156,13 @@ int main(int argc, char **argv) {
   MPI_Allreduce(&err, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&err, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   CHECK(lo == TT_EINVAL && hi == TT_EINVAL, "grain mismatch gave %d..%d", lo, hi);
+
+  /* The window kind must agree as well. */
+  st = (tt_mpi_steal){.separate = rank == nranks - 1};
+  err = tt_mpi_launch_steal(MPI_COMM_WORLD, &mark, NULL, &cfg, &st);
+  MPI_Allreduce(&err, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&err, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(lo == TT_EINVAL && hi == TT_EINVAL, "window mismatch gave %d..%d", lo, hi);
 
   unsigned long all = steals;
   MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
