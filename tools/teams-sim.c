@@ -39,7 +39,10 @@
  *   between protected passes, and cache effects of the data other than its
  *   node.
  * ideal = (sum of every item's compute + local data cost) / p: no schedule
- * can finish earlier, so makespan / ideal >= 1 (checked).
+ * can finish earlier, so makespan / ideal >= 1 (checked).  The table also
+ * shows where the time above ideal went, as % of p * ideal: scan (thieves'
+ * probes and back-offs) and remote (data read from another node above its
+ * local cost); the rest is fork, join, claims and idle time at the end.
  *
  * Schedules compared (same grid, same data placement):
  *   teams    the steal schedule with the topology's victim orders;
@@ -197,6 +200,8 @@ typedef struct result {
   uint64_t stats_steals;           /* steal.c's own count */
   uint64_t joined;
   double moved_llc, moved_node; /* bytes run away from home, by tier */
+  double scan_ns;   /* summed over participants: probes and back-offs */
+  double remote_ns; /* summed: data cost above local, for rows away */
   double bytes;
   int ok; /* invariants held */
 } result;
@@ -257,6 +262,8 @@ static double run_rows(sim *s, size_t x, size_t b, size_t e) {
     size_t h = s->home[i];
     int ti = tier(s, x, h);
     c += bytes * s->m->mem_ns_per_byte * (double)slit(s, x, h) / 10.0;
+    s->res->remote_ns +=
+        bytes * s->m->mem_ns_per_byte * (double)(slit(s, x, h) - 10) / 10.0;
     if (ti == 1)
       s->res->moved_llc += bytes;
     else if (ti >= 2)
@@ -289,9 +296,11 @@ static void note_steal(sim *s, size_t self) {
 static void sim_probe(void *ctx, size_t self, size_t v, int backoff) {
   sim *s = ctx;
   note_steal(s, self);
+  double c = line(s, self, s->word_owner[v]);
   if (backoff)
-    s->t[self] += s->r.backoff_spins * s->m->pause_ns;
-  s->t[self] += line(s, self, s->word_owner[v]);
+    c += s->r.backoff_spins * s->m->pause_ns;
+  s->t[self] += c;
+  s->res->scan_ns += c;
   s->last_probe[self] = v;
   yield_to_main(s, self);
 }
@@ -740,13 +749,18 @@ int main(int argc, char **argv) {
     if (only_m && strcmp(only_m, m->name))
       continue;
     printf("\n%s: %s\n", m->name, m->source);
-    printf("%-5s %-10s %-8s %7s %8s %8s %8s %8s %9s %9s %s\n", "p", "grid",
-           "schedule", "ratio", "steals", "st-llc", "st-node", "st-remote",
-           "moved-llc", "moved-node", "node/random");
+    printf("%-5s %-10s %-8s %7s %8s %8s %8s %8s %9s %9s %6s %6s %s\n", "p",
+           "grid", "schedule", "ratio", "steals", "st-llc", "st-node",
+           "st-remote", "moved-llc", "moved-node", "scan", "remote",
+           "node/random");
+    /* 128 and 256, or as many as the machine has PUs */
+    hwloc_topology_t ht = machine_load(m);
+    size_t pus = (size_t)hwloc_get_nbobjs_by_type(ht, HWLOC_OBJ_PU);
+    hwloc_topology_destroy(ht);
     static const size_t ps[] = {128, 256};
     for (size_t pi = 0; pi < 2; pi++) {
-      size_t p = ps[pi];
-      if (only_p && p != only_p)
+      size_t p = ps[pi] < pus ? ps[pi] : pus;
+      if ((only_p && p != only_p) || (pi && p == (ps[0] < pus ? ps[0] : pus)))
         continue;
       for (int g = 0; g < NGRIDS; g++) {
         setup u;
@@ -763,15 +777,17 @@ int main(int argc, char **argv) {
           if (k <= S_RANDOM && res[S_RANDOM].moved_node > 0)
             snprintf(rel, sizeof rel, "%.3f",
                      r->moved_node / res[S_RANDOM].moved_node);
+          double pi_ns = (double)p * r->ideal;
           printf("%-5zu %-10s %-8s %7.3f %8llu %8llu %8llu %8llu %8.2f%% "
-                 "%8.2f%% %s%s\n",
+                 "%8.2f%% %5.1f%% %5.1f%% %s%s\n",
                  p, grid_names[g], sched_names[k], r->makespan / r->ideal,
                  (unsigned long long)r->steals,
                  (unsigned long long)r->steals_tier[0],
                  (unsigned long long)r->steals_tier[1],
                  (unsigned long long)r->steals_tier[2],
                  100.0 * r->moved_llc / r->bytes,
-                 100.0 * r->moved_node / r->bytes, rel,
+                 100.0 * r->moved_node / r->bytes, 100.0 * r->scan_ns / pi_ns,
+                 100.0 * r->remote_ns / pi_ns, rel,
                  r->ok ? "" : "  INVARIANT VIOLATED");
         }
         setup_free(&u);
