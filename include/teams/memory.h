@@ -73,7 +73,9 @@ enum {
  * move), aligned to the page (the huge page with TT_MEM_HUGE), and place
  * them as tt_mem_touch does, or interleaved.  Free with tt_mem_free.
  * Returns 0 with *out set, or TT_EINVAL (out NULL, n or elem_size 0, p 0,
- * unknown flags or schedule), TT_EOVERFLOW, TT_ENOMEM. */
+ * unknown flags or schedule), TT_EOVERFLOW, TT_ENOMEM.  With
+ * TT_MEM_INTERLEAVE on a kernel without NUMA policies (TT_ENOSYS from
+ * tt_mem_interleave) the memory is returned without a policy. */
 TT_EXTERN int tt_mem_alloc(void **out, size_t n, size_t elem_size,
                            size_t grain, size_t p, tt_schedule schedule,
                            unsigned flags);
