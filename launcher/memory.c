@@ -10,11 +10,9 @@
  * (tt__range_plan in range.c cuts them for both), so the two cannot drift.
  *
  * tt_mem_alloc maps fresh pages (mmap): memory from malloc may be pages the
- * program already touched, which first touch cannot move.  A one-page header
- * in front of the data remembers the mapping for tt_mem_free; it sits on its
- * own base page, so writing it places none of the data (with THP "always" it
- * may share a huge page with the data's first bytes, which participant 0
- * owns anyway).
+ * program already touched, which first touch cannot move.  A list of live
+ * allocations (below) remembers each mapping for tt_mem_free: no header is
+ * written next to the data, which would place a page before the touch.
  *
  * Huge pages.  The rule's page is the huge page where the kernel will use
  * one (THP "always", or TT_MEM_HUGE with madvise(MADV_HUGEPAGE)): a huge page
@@ -25,7 +23,9 @@
  * choice of fewer TLB misses for coarser placement stays the user's. */
 #include "teams/memory.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -171,13 +171,18 @@ int tt_mem_interleave(void *base, size_t bytes) {
 
 /* ---- allocation -------------------------------------------------------------- */
 
-#define HDR_MAGIC 0x7465616d736d656dull /* "teamsmem" */
-
-typedef struct mem_hdr {
-  uint64_t magic;
-  void *map;
+/* The live allocations, so that tt_mem_free never reads memory it was not
+ * given (a foreign pointer is TT_EINVAL, not a crash).  A list under a
+ * mutex: allocations are few and large, and the lock is held for a walk,
+ * never across a system call. */
+typedef struct mem_block {
+  struct mem_block *next;
+  void *data, *map;
   size_t map_len;
-} mem_hdr;
+} mem_block;
+
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static mem_block *blocks;
 
 int tt_mem_alloc(void **out, size_t n, size_t elem_size, size_t grain,
                  size_t p, tt_schedule schedule, unsigned flags) {
@@ -193,17 +198,17 @@ int tt_mem_alloc(void **out, size_t n, size_t elem_size, size_t grain,
     return rc;
   size_t bytes = n * elem_size;
   size_t len = (bytes + bp - 1) & ~(bp - 1);
-  /* the header's page, then the data at the next multiple of align */
-  size_t map_len = bp + len + (align - bp);
+  size_t map_len = len + (align - bp); /* room to align the start */
+  mem_block *b = malloc(sizeof *b);
+  if (!b)
+    return TT_ENOMEM;
   void *map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED)
+  if (map == MAP_FAILED) {
+    free(b);
     return TT_ENOMEM;
-  uintptr_t data = ((uintptr_t)map + bp + align - 1) & ~(uintptr_t)(align - 1);
-  mem_hdr *h = (mem_hdr *)(data - sizeof(mem_hdr));
-  h->magic = HDR_MAGIC;
-  h->map = map;
-  h->map_len = map_len;
+  }
+  uintptr_t data = ((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1);
   if (flags & TT_MEM_HUGE)
     (void)madvise((void *)data, len, MADV_HUGEPAGE); /* advice only */
   if (flags & TT_MEM_INTERLEAVE)
@@ -212,8 +217,16 @@ int tt_mem_alloc(void **out, size_t n, size_t elem_size, size_t grain,
     rc = touch((void *)data, n, elem_size, grain, p, schedule, page);
   if (rc < 0 && rc != TT_ENOSYS) {
     munmap(map, map_len);
+    free(b);
     return rc;
   }
+  b->data = (void *)data;
+  b->map = map;
+  b->map_len = map_len;
+  pthread_mutex_lock(&blocks_lock);
+  b->next = blocks;
+  blocks = b;
+  pthread_mutex_unlock(&blocks_lock);
   *out = (void *)data;
   return 0;
 }
@@ -221,15 +234,16 @@ int tt_mem_alloc(void **out, size_t n, size_t elem_size, size_t grain,
 int tt_mem_free(void *ptr) {
   if (!ptr)
     return 0;
-  size_t bp = tt__page_size();
-  if ((uintptr_t)ptr & (bp - 1))
+  pthread_mutex_lock(&blocks_lock);
+  mem_block **pp = &blocks, *b;
+  while ((b = *pp) != NULL && b->data != ptr)
+    pp = &b->next;
+  if (b)
+    *pp = b->next;
+  pthread_mutex_unlock(&blocks_lock);
+  if (!b)
     return TT_EINVAL;
-  mem_hdr *h = (mem_hdr *)((uintptr_t)ptr - sizeof(mem_hdr));
-  if (h->magic != HDR_MAGIC)
-    return TT_EINVAL;
-  void *map = h->map;
-  size_t map_len = h->map_len;
-  h->magic = 0;
-  munmap(map, map_len);
+  munmap(b->map, b->map_len);
+  free(b);
   return 0;
 }

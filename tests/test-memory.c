@@ -369,6 +369,17 @@ Test(alloc, rejects_bad_arguments) {
   char local[64];
   cr_assert_eq(tt_mem_free(NULL), 0);
   cr_assert_eq(tt_mem_free(local + 1), TT_EINVAL);
+  /* a page-aligned pointer at the start of a mapping it did not make, and
+   * a second free, are refused without reading the memory before them */
+  size_t bp = tt__page_size();
+  char *m = mmap(NULL, bp, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+  cr_assert_neq(m, MAP_FAILED);
+  cr_assert_eq(tt_mem_free(m), TT_EINVAL);
+  munmap(m, bp);
+  cr_assert_eq(tt_mem_alloc(&a, 10, 8, 0, 2, TT_SCHED_STATIC, 0), 0);
+  cr_assert_eq(tt_mem_free(a), 0);
+  cr_assert_eq(tt_mem_free(a), TT_EINVAL);
 }
 
 /* ============================ interleave ==================================== */

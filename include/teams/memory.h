@@ -81,8 +81,7 @@ TT_EXTERN int tt_mem_alloc(void **out, size_t n, size_t elem_size,
                            unsigned flags);
 
 /* Free memory from tt_mem_alloc (NULL: no-op).  Returns 0, or TT_EINVAL for
- * a pointer tt_mem_alloc did not return (detected only when its header does
- * not match). */
+ * a pointer tt_mem_alloc did not return or that was freed already. */
 TT_EXTERN int tt_mem_free(void *ptr);
 
 /* Set the NUMA policy of the pages that hold base[0, bytes) (rounded out to
