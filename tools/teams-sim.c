@@ -740,9 +740,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  printf("teams-sim: %zu rows, mean 64 units of %.0f ns, %.0f + %.0f bytes "
-         "per unit of data each; ratio = makespan / ideal; moved = bytes "
-         "run away from their first-touch home, %% of all\n",
+  printf("teams-sim: %zu rows of mean 64 units of %.0f ns, each with %.0f "
+         "bytes of data + %.0f per unit; ratio = makespan / ideal; moved = "
+         "bytes run away from their first-touch home, %% of all\n",
          rows, UNIT_NS, ROW_BYTES, unit_bytes);
   for (size_t mi = 0; mi < NMACHINES; mi++) {
     const machine *m = &machines[mi];
