@@ -1,9 +1,13 @@
 /* teams: Linux implementation of prim.h. */
 #include "prim.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,4 +66,92 @@ int tt__affinity_save(tt__cpumask *m) {
 
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m) {
   return -pthread_setaffinity_np(t, sizeof(cpu_set_t), (const cpu_set_t *)m);
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+/* The NUMA system calls through syscall(2): <numaif.h> belongs to libnuma,
+ * which the runtime does not depend on.  Values from linux/mempolicy.h. */
+#define TT__MPOL_INTERLEAVE 3
+#define TT__MPOL_F_MEMS_ALLOWED (1 << 2)
+
+size_t tt__page_size(void) {
+  long s = sysconf(_SC_PAGESIZE);
+  return s >= 4096 && (s & (s - 1)) == 0 ? (size_t)s : 4096;
+}
+
+size_t tt__thp_size(int *always) {
+  if (always)
+    *always = 0;
+  unsigned long long size = 0;
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+  if (f) {
+    if (fscanf(f, "%llu", &size) != 1)
+      size = 0;
+    fclose(f);
+  }
+  if (size < 4096 || (size & (size - 1)) != 0)
+    return 0;
+  char mode[128] = "";
+  f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (f) {
+    if (!fgets(mode, sizeof mode, f))
+      mode[0] = '\0';
+    fclose(f);
+  }
+  if (strstr(mode, "never]"))
+    return 0; /* THP off: madvise asks in vain */
+  if (always && strstr(mode, "[always]"))
+    *always = 1;
+  return (size_t)size;
+}
+
+int tt__cpu_node(int cpu) {
+  if (cpu < 0)
+    return -1;
+  char path[64];
+  snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d", cpu);
+  DIR *d = opendir(path);
+  if (!d)
+    return -1;
+  int node = -1;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    char *end;
+    if (strncmp(e->d_name, "node", 4) == 0 && e->d_name[4] >= '0' &&
+        e->d_name[4] <= '9') {
+      long v = strtol(e->d_name + 4, &end, 10);
+      if (*end == '\0' && v >= 0 && v < 65536) {
+        node = (int)v;
+        break;
+      }
+    }
+  }
+  closedir(d);
+  return node;
+}
+
+int tt__mems_allowed(unsigned long *mask, unsigned long maxnode) {
+  int mode = 0;
+  memset(mask, 0, (maxnode + 8 * sizeof *mask - 1) / (8 * sizeof *mask) *
+                      sizeof *mask);
+  if (syscall(SYS_get_mempolicy, &mode, mask, maxnode, NULL,
+              TT__MPOL_F_MEMS_ALLOWED) != 0)
+    return -errno;
+  return 0;
+}
+
+int tt__mbind_interleave(void *addr, size_t len, const unsigned long *mask,
+                         unsigned long maxnode) {
+  /* the kernel reads maxnode - 1 bits (an old off-by-one kept for ABI) */
+  if (syscall(SYS_mbind, addr, len, TT__MPOL_INTERLEAVE, mask, maxnode + 1,
+              0) != 0)
+    return -errno;
+  return 0;
+}
+
+int tt__page_nodes(void *const *pages, size_t n, int *status) {
+  if (syscall(SYS_move_pages, 0, (unsigned long)n, pages, NULL, status, 0) !=
+      0)
+    return -errno;
+  return 0;
 }

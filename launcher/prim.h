@@ -48,4 +48,32 @@ int tt__affinity_restore(pthread_t t, const tt__cpumask *m);
 int tt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg,
                       const tt__cpumask *mask);
 
+/* ---- memory (memory.c) ---------------------------------------------------- */
+
+/* The base page size (sysconf), at least 4096 and a power of two. */
+size_t tt__page_size(void);
+
+/* The transparent huge page size (hpage_pmd_size), or 0 when the kernel has
+ * none.  *always (may be NULL) is set to 1 when THP is "always" (the kernel
+ * then backs any large enough anonymous mapping with huge pages). */
+size_t tt__thp_size(int *always);
+
+/* NUMA node of CPU cpu (from sysfs), or -1 when unknown. */
+int tt__cpu_node(int cpu);
+
+/* The nodes the process may allocate on (get_mempolicy MPOL_F_MEMS_ALLOWED)
+ * as a bit mask of maxnode bits.  Returns 0 or a negative errno (-ENOSYS:
+ * no NUMA support in the kernel). */
+int tt__mems_allowed(unsigned long *mask, unsigned long maxnode);
+
+/* mbind(addr, len, MPOL_INTERLEAVE, mask, maxnode, 0): addr page aligned.
+ * Returns 0 or a negative errno. */
+int tt__mbind_interleave(void *addr, size_t len, const unsigned long *mask,
+                         unsigned long maxnode);
+
+/* Node of each of the n pages at pages[k] (move_pages(2) with no target
+ * nodes: a query) into status[k] (a node, or a negative errno such as
+ * -ENOENT for a page not present).  Returns 0 or a negative errno. */
+int tt__page_nodes(void *const *pages, size_t n, int *status);
+
 #endif

@@ -97,6 +97,31 @@ size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p) {
   return g ? g : 1;
 }
 
+int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
+                   size_t team, size_t *unit, size_t *units, size_t *pp) {
+  if (p == 0 || (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
+    return TT_EINVAL;
+  if (grain == 0)
+    grain = tt__range_default_grain(schedule, n, p);
+  if (n > SIZE_MAX - grain)
+    return TT_EOVERFLOW;
+  size_t grains = n / grain + (n % grain != 0);
+  if (p > grains)
+    p = grains ? grains : 1;
+  if (team && p > team)
+    p = team;
+  *pp = p;
+  *unit = grain;
+  *units = grains;
+  if (p == 1 || n == 0)
+    return 0;
+  if (schedule == TT_SCHED_STEAL)
+    tt__steal_units(n, grain, TT__STEAL_MAX_UNITS, unit, units);
+  else if (schedule == TT_SCHED_AUTO && grains >= (size_t)AUTO_MIN_GRAINS * p)
+    tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, unit, units);
+  return 0;
+}
+
 /* ---- static, greedy and the serial call ------------------------------------ */
 
 typedef struct plain_range {

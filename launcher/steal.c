@@ -179,6 +179,8 @@ enum { TRY_NOTHING, TRY_SKIPPED, TRY_STOLE };
 static int try_steal(const tt__steal_region *r, size_t self, size_t v,
                      unsigned passes) {
   tt__steal_slot *me = &r->slots[self], *vs = &r->slots[v];
+  if (r->probe)
+    r->probe(r->ctx, self, v, 0);
   uint64_t w = tt_atomic_load_relaxed(&vs->range);
   if (TT__RANGE_FRONT(w) >= TT__RANGE_BACK(w))
     return TRY_NOTHING;
@@ -190,6 +192,8 @@ static int try_steal(const tt__steal_region *r, size_t self, size_t v,
   if (owner == TT__OWNER_RUNNING && r->backoff_spins) {
     me->backoffs++;
     spin(r->backoff_spins);
+    if (r->probe)
+      r->probe(r->ctx, self, v, 1);
     w = tt_atomic_load_relaxed(&vs->range);
   }
   uint32_t front, back, q;

@@ -64,6 +64,12 @@ typedef struct tt__steal_region {
                             cyclically and counts as unknown LLC/node */
   unsigned protect_passes;
   unsigned backoff_spins; /* pauses before stealing from a running owner */
+  /* NULL in the runtime.  tools/teams-sim sets it to run many participants
+   * as coroutines in simulated time: a thief calls probe(ctx, self, v, 0)
+   * before it reads victim v's word, and probe(ctx, self, v, 1) after a
+   * back-off pause before it reads the word again; the simulator charges
+   * the read and switches participants there.  It changes no decision. */
+  void (*probe)(void *ctx, size_t self, size_t victim, int backoff);
 } tt__steal_region;
 
 /* Unit size and count for n indices in grains of `grain`, at most max_units

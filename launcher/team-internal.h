@@ -41,6 +41,17 @@ bool tt__region_parallel(void);
  * (range.c): the one grain default of the launcher and the PoCL driver. */
 size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p);
 
+/* The blocks a steal or static tt_foreach_range(.., n, grain, p, schedule)
+ * starts from on a team of `team` participants, as range.c cuts them: *unit
+ * indices per unit, *units units, *pp participants (p clamped to the grains
+ * and the team); block c is units [tt__block(*units, *pp, c)), times *unit,
+ * the last clipped to n.  Greedy is given static's blocks; auto those of a
+ * first auto launch (static below AUTO_MIN_GRAINS grains per participant,
+ * else steal).  Returns 0, TT_EINVAL or TT_EOVERFLOW as tt_foreach_range
+ * would, and n == 0 gives *units = 0. */
+int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
+                   size_t team, size_t *unit, size_t *units, size_t *pp);
+
 /* Block c of [0, n) split into p blocks balanced to within one (the first
  * n % p blocks are one longer): [*begin, *end).  Precondition: c < p. */
 static inline void tt__block(size_t n, size_t p, size_t c, size_t *begin,

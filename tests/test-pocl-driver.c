@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "clu.h"
 #include "teams/team.h"
@@ -142,10 +144,99 @@ DRIVER_TEST(parameters_honoured) {
   CLU_CHECK(clGetDeviceInfo(e.dev, TT_CL_DEVICE_SETTINGS, sizeof set, set,
                             NULL));
   cr_assert_str_eq(set,
-                   "cu=1 submit=lazy grace_us=50 schedule=static grain=3");
+                   "cu=1 submit=lazy grace_us=50 schedule=static grain=3 "
+                   "placement=firsttouch");
   size_t l = 8;
   run_inc(&e, e.q, 8 * 37, &l, 2);
   clu_close(&e);
+}
+
+/* placement=: the setting is in force, buffers hold the right values, and
+ * the kernel sees the policy (get_mempolicy on a page of the buffer, through
+ * a map, which on this driver is the buffer's memory) and every page present
+ * after the fill (move_pages; on node 0 when the kernel reports one node). */
+static void placement_case(const char *policy, int want_mode) {
+  if (!on_teams_run())
+    cr_skip_test("teams parameters");
+  char params[64];
+  snprintf(params, sizeof params, "placement=%s", policy);
+  setenv("POCL_TEAMS0_PARAMETERS", params, 1);
+  clu_env e;
+  clu_open(&e, 0);
+  char set[160], want[64];
+  CLU_CHECK(clGetDeviceInfo(e.dev, TT_CL_DEVICE_SETTINGS, sizeof set, set,
+                            NULL));
+  snprintf(want, sizeof want, " placement=%s", policy);
+  cr_assert(strstr(set, want) != NULL, "settings: %s", set);
+  size_t l = 16;
+  run_inc(&e, e.q, 16 * 40000, &l, 3); /* 2.5 MB, 625 pages */
+
+  const size_t n = 300007; /* not a whole number of pages */
+  cl_mem b = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL);
+  cl_uint z = 7;
+  CLU_CHECK(clEnqueueFillBuffer(e.q, b, &z, sizeof z, 0, n * sizeof z, 0,
+                                NULL, NULL));
+  cl_int err;
+  cl_uint *v = clEnqueueMapBuffer(e.q, b, CL_TRUE, CL_MAP_READ, 0,
+                                  n * sizeof z, 0, NULL, NULL, &err);
+  CLU_CHECK(err);
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(v[i], 7u, "v[%zu]", i);
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t b0 = ((uintptr_t)v + page - 1) & ~(page - 1);
+  uintptr_t b1 = ((uintptr_t)(v + n)) & ~(page - 1);
+  int mode = -1;
+  unsigned long mask[16] = {0};
+  if (syscall(SYS_get_mempolicy, &mode, mask, 1024, (void *)b0, 2 /* ADDR */)
+      == 0)
+    cr_assert_eq(mode, want_mode, "%s: policy %d on the buffer", policy, mode);
+  size_t pages = (size_t)(b1 - b0) / page, nodes = 0;
+  void **pp = malloc(pages * sizeof *pp);
+  int *st = malloc(pages * sizeof *st);
+  for (size_t k = 0; k < pages; k++)
+    pp[k] = (void *)(b0 + k * page);
+  if (syscall(SYS_get_mempolicy, NULL, mask, 1024, NULL, 4 /* ALLOWED */)
+      == 0)
+    for (size_t w = 0; w < 16; w++)
+      nodes += (size_t)__builtin_popcountl(mask[w]);
+  if (syscall(SYS_move_pages, 0, (unsigned long)pages, pp, NULL, st, 0) == 0)
+    for (size_t k = 0; k < pages; k++) {
+      cr_assert_geq(st[k], 0, "page %zu not present after the fill", k);
+      if (nodes == 1)
+        cr_assert_eq(st[k], 0, "one node: page %zu on node %d", k, st[k]);
+    }
+  free(pp);
+  free(st);
+  CLU_CHECK(clEnqueueUnmapMemObject(e.q, b, v, 0, NULL, NULL));
+  CLU_CHECK(clFinish(e.q));
+  clReleaseMemObject(b);
+  clu_close(&e);
+}
+
+DRIVER_TEST(placement_firsttouch) { placement_case("firsttouch", 0); }
+DRIVER_TEST(placement_interleave) { placement_case("interleave", 3); }
+DRIVER_TEST(placement_host) { placement_case("host", 0); }
+
+DRIVER_TEST(bad_placement_disables_the_device) {
+  if (!on_teams_run())
+    cr_skip_test("teams parameters");
+  setenv("POCL_TEAMS0_PARAMETERS", "placement=near", 1);
+  clu_capture_begin(2);
+  cl_platform_id pl;
+  cl_int perr = clGetPlatformIDs(1, &pl, NULL);
+  cl_device_id d;
+  cl_uint n = 0;
+  cl_int err = perr ? perr : clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
+  FILE *f = clu_capture_end(2);
+  CLU_CHECK(perr);
+  cr_assert(err != CL_SUCCESS || n == 0, "a device despite placement=near");
+  char buf[4096] = "";
+  size_t got = fread(buf, 1, sizeof buf - 1, f);
+  buf[got] = '\0';
+  fclose(f);
+  cr_assert(strstr(buf, "placement=near: want firsttouch, interleave or host")
+                != NULL,
+            "stderr: %s", buf);
 }
 
 DRIVER_TEST(bad_parameters_disable_the_device) {

@@ -134,11 +134,22 @@ tp_settings_parse (tp_settings *s, const char *params, char *err,
               break;
             }
         }
+      else if (strcmp (k, "placement") == 0)
+        {
+          if (tp_placement_parse (v, &s->placement) != 0)
+            {
+              snprintf (err, errlen,
+                        "placement=%s: want firsttouch, interleave or host",
+                        v);
+              rc = -1;
+              break;
+            }
+        }
       else
         {
           snprintf (err, errlen,
                     "unknown parameter '%s' (known: cu, submit, grace_us, "
-                    "schedule, grain)",
+                    "schedule, grain, placement)",
                     k);
           rc = -1;
           break;
@@ -146,6 +157,19 @@ tp_settings_parse (tp_settings *s, const char *params, char *err,
     }
   free (copy);
   return rc;
+}
+
+/* Buffers: basic's memory ops, placing new buffers (memory.c). */
+static cl_int
+teams_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
+{
+  return tp_alloc_mem_obj (device, mem, host_ptr, basic_ops.alloc_mem_obj);
+}
+
+static void
+teams_free (cl_device_id device, cl_mem mem)
+{
+  tp_free_mem_obj (device, mem, basic_ops.free);
 }
 
 /* ---- the ABI self-check -------------------------------------------------------------- */
@@ -229,6 +253,7 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   set.schedule = TT_SCHED_AUTO;
   set.grain = 0;
   set.grace_ns = TP_DEFAULT_GRACE_NS;
+  set.placement = TP_PLACE_FIRSTTOUCH;
   char err[256];
   if (tp_settings_parse (&set, params, err, sizeof err) != 0)
     {
@@ -358,12 +383,13 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
       char buf[128];
       int len = snprintf (
           buf, sizeof buf,
-          "cu=%zu submit=%s grace_us=%llu schedule=%s grain=%zu",
+          "cu=%zu submit=%s grace_us=%llu schedule=%s grain=%zu "
+          "placement=%s",
           d->set.participants,
           d->set.submit == TP_SUBMIT_EAGER ? "eager" : "lazy",
           (unsigned long long)(d->set.grace_ns / 1000),
           (unsigned)d->set.schedule < 4 ? sched[d->set.schedule] : "?",
-          d->set.grain);
+          d->set.grain, tp_placement_name (d->set.placement));
       size_t need = (size_t)len + 1;
       if (size_ret)
         *size_ret = need;
@@ -398,5 +424,7 @@ pocl_pthread_init_device_ops (struct pocl_device_ops *ops)
   ops->notify_event_finished = tp_notify_event_finished;
   ops->broadcast = pocl_broadcast;
   ops->run = tp_run;
+  ops->alloc_mem_obj = teams_alloc_mem_obj;
+  ops->free = teams_free;
   ops->get_device_info_ext = teams_get_device_info_ext;
 }

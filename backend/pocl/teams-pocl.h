@@ -39,6 +39,13 @@ typedef enum tp_submit_mode {
   TP_SUBMIT_EAGER = 1
 } tp_submit_mode;
 
+/* Where the memory of a new buffer goes (memory.c). */
+typedef enum tp_placement {
+  TP_PLACE_FIRSTTOUCH = 0, /* touched on the team, static partition */
+  TP_PLACE_INTERLEAVE = 1, /* interleaved over the team's nodes */
+  TP_PLACE_HOST = 2        /* PoCL's: whoever writes first */
+} tp_placement;
+
 typedef struct tp_settings {
   size_t participants;     /* "cu=N": most participants per region (CUs) */
   tp_submit_mode submit;   /* "submit=lazy|eager" */
@@ -46,6 +53,7 @@ typedef struct tp_settings {
   size_t grain;            /* "grain=N": work-groups per chunk, 0 = the
                               runtime's default for the schedule */
   uint64_t grace_ns;       /* "grace_us=N": lazy mode's wait for a waiter */
+  tp_placement placement;  /* "placement=firsttouch|interleave|host" */
 } tp_settings;
 
 /* Largest grain= accepted: work-groups per chunk beyond this buy nothing. */
@@ -63,6 +71,15 @@ typedef struct tp_settings {
  * defaults on entry).  Returns 0, or -1 with a message in err[errlen]. */
 int tp_settings_parse (tp_settings *s, const char *params, char *err,
                        size_t errlen);
+
+/* memory.c: "placement=" values, and basic's alloc_mem_obj and free
+ * wrapped to place new buffers (the protocol is at the top of memory.c). */
+int tp_placement_parse (const char *v, tp_placement *out);
+const char *tp_placement_name (tp_placement p);
+cl_int tp_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr,
+                         cl_int (*basic_alloc) (cl_device_id, cl_mem, void *));
+void tp_free_mem_obj (cl_device_id device, cl_mem mem,
+                      void (*basic_free) (cl_device_id, cl_mem));
 
 /* ---- per-device state ---------------------------------------------------------- */
 typedef struct tp_device {

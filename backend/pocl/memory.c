@@ -1,0 +1,125 @@
+/* teams PoCL driver: where buffers live ("placement=" in
+ * POCL_TEAMS<n>_PARAMETERS).
+ *
+ * PoCL's basic driver, whose memory ops we keep, allocates a buffer's host
+ * memory (mem_host_ptr) with posix_memalign in alloc_mem_obj the first time
+ * the buffer is used on the device, and the first thread to write it (the
+ * one running clEnqueueWriteBuffer or a fill) places every page on its own
+ * node.  On a machine with several nodes a kernel over the buffer then reads
+ * most of it from far away (pocl#330, pocl#716).  We wrap alloc_mem_obj:
+ *
+ *   firsttouch  (default) the pages are first touched on the team, each by
+ *               the participant whose block of the 1D static partition of
+ *               the buffer's bytes over the device's compute units holds it
+ *               (tt_mem_touch; include/teams/memory.h has the rule): where a
+ *               kernel whose work-items walk the buffer in order runs them.
+ *   interleave  the pages are interleaved over the team's nodes (mbind
+ *               MPOL_INTERLEAVE, tt_mem_interleave): for unknown access
+ *               patterns, every node's bandwidth at an even share.
+ *   host        PoCL's behaviour: whoever writes first.
+ *
+ * Only buffers whose memory basic allocates in that call are placed: those
+ * with mem_host_ptr still NULL on entry.  A buffer made with
+ * CL_MEM_USE_HOST_PTR is the user's memory, and CL_MEM_COPY_HOST_PTR and
+ * CL_MEM_ALLOC_HOST_PTR buffers were allocated (and copied into) by
+ * clCreateBuffer before any driver saw them: they stay as the host left them.
+ *
+ * The memory comes from malloc (PoCL frees it with free()), so its pages
+ * may have been touched by earlier buffers.  Its contents are undefined
+ * until written, so the whole pages inside the buffer are discarded
+ * (madvise MADV_DONTNEED: an anonymous private page is then zero-filled at
+ * its next fault, wherever that happens) before they are touched or given a
+ * policy.  Partial pages at the ends are shared with other allocations and
+ * left alone.  An interleave policy stays on the heap range after free(), so
+ * free resets it to the default first: later allocations there are placed
+ * as usual. */
+#include "teams-pocl.h"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "teams/memory.h"
+
+/* Whole pages inside [p, p + size): [*b, *e), possibly empty. */
+static int
+inner_pages (void *p, size_t size, uintptr_t *b, uintptr_t *e)
+{
+  uintptr_t page = (uintptr_t)sysconf (_SC_PAGESIZE);
+  uintptr_t s = (uintptr_t)p;
+  *b = (s + page - 1) & ~(page - 1);
+  *e = (s + size) & ~(page - 1);
+  return *b < *e;
+}
+
+int
+tp_placement_parse (const char *v, tp_placement *out)
+{
+  if (strcmp (v, "firsttouch") == 0)
+    *out = TP_PLACE_FIRSTTOUCH;
+  else if (strcmp (v, "interleave") == 0)
+    *out = TP_PLACE_INTERLEAVE;
+  else if (strcmp (v, "host") == 0)
+    *out = TP_PLACE_HOST;
+  else
+    return -1;
+  return 0;
+}
+
+const char *
+tp_placement_name (tp_placement p)
+{
+  return p == TP_PLACE_FIRSTTOUCH   ? "firsttouch"
+         : p == TP_PLACE_INTERLEAVE ? "interleave"
+                                    : "host";
+}
+
+static void
+place (const tp_device *d, void *ptr, size_t size)
+{
+  uintptr_t b, e;
+  if (!inner_pages (ptr, size, &b, &e))
+    return;
+  if (madvise ((void *)b, e - b, MADV_DONTNEED) != 0)
+    return; /* could not discard: the pages keep their node */
+  if (d->set.placement == TP_PLACE_INTERLEAVE)
+    {
+      (void)tt_mem_interleave ((void *)b, e - b);
+      return;
+    }
+  /* The buffer's bytes in the device's static partition; the pages before
+   * b were not discarded, so the touch starts at b, but the blocks are
+   * those of the whole buffer: elements are bytes, and the range is
+   * [ptr, ptr + size) cut into cu blocks. */
+  (void)tt_mem_touch (ptr, size, 1, 0, d->set.participants,
+                      TT_SCHED_STATIC);
+}
+
+cl_int
+tp_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr,
+                  cl_int (*basic_alloc) (cl_device_id, cl_mem, void *))
+{
+  const tp_device *d = device->data;
+  int fresh = mem->mem_host_ptr == NULL;
+  cl_int rc = basic_alloc (device, mem, host_ptr);
+  if (rc == CL_SUCCESS && fresh && mem->mem_host_ptr != NULL && d != NULL
+      && d->set.placement != TP_PLACE_HOST)
+    place (d, mem->mem_host_ptr, mem->size);
+  return rc;
+}
+
+void
+tp_free_mem_obj (cl_device_id device, cl_mem mem,
+                 void (*basic_free) (cl_device_id, cl_mem))
+{
+  const tp_device *d = device->data;
+  uintptr_t b, e;
+  /* the last reference: basic's free hands the memory back to malloc */
+  if (d != NULL && d->set.placement == TP_PLACE_INTERLEAVE
+      && mem->mem_host_ptr != NULL && mem->mem_host_ptr_refcount == 1
+      && !(mem->flags & CL_MEM_USE_HOST_PTR)
+      && inner_pages (mem->mem_host_ptr, mem->size, &b, &e))
+    (void)syscall (SYS_mbind, (void *)b, (size_t)(e - b), 0 /* DEFAULT */,
+                   NULL, 0ul, 0u);
+  basic_free (device, mem);
+}
