@@ -148,6 +148,16 @@ static int team_nodes(unsigned long *mask) {
   return tt__mems_allowed(mask, MAX_NODES);
 }
 
+size_t tt__team_nodes(void) {
+  unsigned long mask[MASK_WORDS];
+  if (team_nodes(mask) != 0)
+    return 1;
+  size_t n = 0;
+  for (size_t i = 0; i < MASK_WORDS; i++)
+    n += (size_t)__builtin_popcountl(mask[i]);
+  return n ? n : 1;
+}
+
 static int tt_code(int err) {
   return err == -ENOSYS ? TT_ENOSYS : err == -ENOMEM ? TT_ENOMEM : TT_EINVAL;
 }

@@ -253,7 +253,7 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   set.schedule = TT_SCHED_AUTO;
   set.grain = 0;
   set.grace_ns = TP_DEFAULT_GRACE_NS;
-  set.placement = TP_PLACE_FIRSTTOUCH;
+  set.placement = TP_PLACE_AUTO;
   char err[256];
   if (tp_settings_parse (&set, params, err, sizeof err) != 0)
     {
@@ -294,6 +294,9 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   size_t team = tt_team_size ();
   if (set.participants == 0 || set.participants > team)
     set.participants = team;
+  if (set.placement == TP_PLACE_AUTO)
+    set.placement
+        = tt__team_nodes () > 1 ? TP_PLACE_FIRSTTOUCH : TP_PLACE_HOST;
   d->set = set;
   if (j < TP_MAX_DEVICES)
     saved_settings[j] = set;

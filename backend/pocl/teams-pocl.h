@@ -43,7 +43,11 @@ typedef enum tp_submit_mode {
 typedef enum tp_placement {
   TP_PLACE_FIRSTTOUCH = 0, /* touched on the team, static partition */
   TP_PLACE_INTERLEAVE = 1, /* interleaved over the team's nodes */
-  TP_PLACE_HOST = 2        /* PoCL's: whoever writes first */
+  TP_PLACE_HOST = 2,       /* PoCL's: whoever writes first */
+  /* The default until init resolves it: firsttouch when the team spans
+   * several NUMA nodes, host on one (placing pages there buys nothing and
+   * costs a team region and a page fault per page of every buffer). */
+  TP_PLACE_AUTO = 3
 } tp_placement;
 
 typedef struct tp_settings {

@@ -10,7 +10,8 @@
  *     (tt__range_default_grain in launcher/range.c), the one policy the
  *     launcher uses too;
  *   - the named atomics and TT_CACHE_PAD (atomic.h, beside this file);
- *   - tt__scratch, each thread's grow-on-demand buffers, below.
+ *   - tt__scratch, each thread's grow-on-demand buffers, and
+ *     tt__team_nodes, below.
  * Everything else in launcher/ (the team's protocol, the steal machine,
  * topology snapshots) is private to the runtime and its white-box tests.
  *
@@ -50,6 +51,11 @@ typedef enum tt__scratch_kind {
   TT__SCRATCH_DRIVER,
   TT__SCRATCH_KINDS
 } tt__scratch_kind;
+
+/* NUMA nodes the team's participants run on (launcher/memory.c): their
+ * pinned CPUs' nodes, or every node the process may allocate on when they
+ * are not pinned; at least 1.  Starts the team. */
+TT_INTERNAL size_t tt__team_nodes(void);
 
 /* At least size bytes of the calling thread's buffer of this kind, aligned
  * to TT_CACHE_PAD (128).  The contents are kept only while no larger size is
