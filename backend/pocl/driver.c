@@ -341,6 +341,8 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
         .failed = tt_atomic_load_relaxed (&d->n_failed),
         .ndrange = tt_atomic_load_relaxed (&d->n_ndrange),
         .groups = tt_atomic_load_relaxed (&d->n_groups),
+        .generic = tt_atomic_load_relaxed (&d->n_generic),
+        .jit_swapped = tt_atomic_load_relaxed (&d->n_jit_swapped),
       };
       if (size_ret)
         *size_ret = sizeof s;
@@ -399,4 +401,6 @@ pocl_pthread_init_device_ops (struct pocl_device_ops *ops)
   ops->broadcast = pocl_broadcast;
   ops->run = tp_run;
   ops->get_device_info_ext = teams_get_device_info_ext;
+  ops->create_kernel = tp_create_kernel;
+  ops->free_kernel = tp_free_kernel;
 }
