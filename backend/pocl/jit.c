@@ -43,10 +43,21 @@
  * slowed by it.  A build job holds a reference on its kernel (taken at
  * submit, released by the thread after the build), so clReleaseKernel and
  * clReleaseProgram may come at any time: the last release then happens on
- * the compile thread, which holds no lock of ours when it makes it.  At
- * process exit (atexit) the thread drops the builds not yet started and the
- * exit waits for the one in progress: LLVM's static destructors must not
- * run under it.
+ * the compile thread, which holds no lock of ours when it makes it.
+ *
+ * Process exit.  LLVM must not be torn down under a build: a specialised
+ * codegen constructs function-local statics of LLVM the generic one did not
+ * (seen: two, on the first specialised build of a process), and exit()
+ * destroys them first, being the newest atexit entries, while the build
+ * still uses them (crashes in instruction selection, observed).  No atexit
+ * handler of ours can run before them, but exit() runs the calling thread's
+ * thread_local destructors before any atexit handler.  So every thread that
+ * creates a kernel or queues a build gets one (quiesce_on_thread_exit): it
+ * waits for the build in progress and pauses the compile thread, which then
+ * starts no build until the next launch that runs on a generic function
+ * resumes it (a thread that merely ends delays the queued builds until
+ * then).  An atexit handler also drops the queued builds and waits for the
+ * one in progress, for an exit from a thread we never saw.
  *
  * Locks: tk->lock (per kernel) guards insertion into tk->spec; jit.lock
  * guards the job list.  Neither is held while calling PoCL, except that
@@ -108,8 +119,11 @@ static struct {
   pthread_cond_t cond;            /* jobs queued, busy cleared, shutdown */
   tp_job *head, *tail;
   int started, busy, shutdown;
+  _Atomic int paused;             /* written under lock; see Process exit */
   pthread_t thread;
 } jit = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void watch_this_thread (void);
 
 static int
 specialisation_on (void)
@@ -177,6 +191,7 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
   tp_kernel *tk = calloc (1, sizeof *tk);
   if (tk == NULL)
     return CL_SUCCESS; /* PoCL's path still works */
+  watch_this_thread ();
 
   /* The generic function, as pocl_driver_build_poclbinary asks for it:
    * local size 0 (or the required one), specialised for nothing. */
@@ -243,7 +258,8 @@ compile_main (void *arg)
   pthread_mutex_lock (&jit.lock);
   for (;;)
     {
-      while (jit.head == NULL && !jit.shutdown)
+      while ((jit.head == NULL || tt_atomic_load_relaxed (&jit.paused))
+             && !jit.shutdown)
         pthread_cond_wait (&jit.cond, &jit.lock);
       if (jit.shutdown)
         break;
@@ -293,6 +309,49 @@ compile_shutdown (void)
   pthread_mutex_unlock (&jit.lock);
 }
 
+/* A thread that ends (or calls exit) waits for the build in progress and
+ * leaves the compile thread paused (see Process exit at the top). */
+static void
+quiesce_on_thread_exit (void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock (&jit.lock);
+  tt_atomic_store_relaxed (&jit.paused, 1);
+  while (jit.busy)
+    pthread_cond_wait (&jit.cond, &jit.lock);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+static void
+resume_builds (void)
+{
+  pthread_mutex_lock (&jit.lock);
+  tt_atomic_store_relaxed (&jit.paused, 0);
+  pthread_cond_broadcast (&jit.cond);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+#ifdef __GLIBC__
+/* glibc's registration of thread_local destructors (what C++ uses). */
+extern int __cxa_thread_atexit_impl (void (*fn) (void *), void *obj,
+                                     void *dso);
+extern void *__dso_handle;
+static __thread int tls_watched;
+#endif
+
+/* Gives the calling thread its quiesce_on_thread_exit, once. */
+static void
+watch_this_thread (void)
+{
+#ifdef __GLIBC__
+  if (tls_watched)
+    return;
+  if (__cxa_thread_atexit_impl (quiesce_on_thread_exit, NULL, &__dso_handle)
+      == 0)
+    tls_watched = 1;
+#endif
+}
+
 /* Queues j; returns 0, or -1 when no thread can build it. */
 static int
 enqueue_job (tp_job *j)
@@ -320,6 +379,7 @@ enqueue_job (tp_job *j)
       else
         jit.head = j;
       jit.tail = j;
+      tt_atomic_store_relaxed (&jit.paused, 0);
       pthread_cond_signal (&jit.cond);
     }
   pthread_mutex_unlock (&jit.lock);
@@ -363,6 +423,7 @@ queue_build (tp_device *d, _cl_command_node *node, tp_wgfn *f)
   j->cmd.command.run.pc.printf_buffer_position = NULL;
   j->cmd.command.run.force_large_grid_wg_func
       = node->command.run.force_large_grid_wg_func;
+  watch_this_thread ();
   tp_icd_retain_kernel (k);
   if (enqueue_job (j) != 0)
     {
@@ -444,5 +505,11 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
     }
   run->wg = tk->generic_wg;
   tt_atomic_fetch_add_relaxed (&d->n_generic, 1);
+  /* A pending build held back by a thread's end (see Process exit). */
+  if (tt_atomic_load_relaxed (&jit.paused))
+    {
+      watch_this_thread ();
+      resume_builds ();
+    }
   return 0;
 }
