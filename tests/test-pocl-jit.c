@@ -65,17 +65,19 @@ static void run_mix(clu_env *e, cl_kernel k, cl_mem out, size_t n,
                  got[i]);
 }
 
-/* Waits until the driver swapped in at least `want` functions in all. */
+/* Waits until the driver swapped in at least `want` functions in all and
+ * has no build pending. */
 static void wait_swapped(clu_env *e, uint64_t want) {
   tt_cl_stats s;
   for (int i = 0; i < 600000; i++) { /* 10 minutes at most */
     cr_assert_eq(clu_stats(e, &s), 0);
-    if (s.jit_swapped >= want)
+    if (s.jit_swapped >= want && s.jit_pending == 0)
       return;
     sleep_ms(1);
   }
-  cr_assert_fail("%llu of %llu background builds landed",
-                 (unsigned long long)s.jit_swapped, (unsigned long long)want);
+  cr_assert_fail("%llu of %llu background builds landed, %llu pending",
+                 (unsigned long long)s.jit_swapped, (unsigned long long)want,
+                 (unsigned long long)s.jit_pending);
 }
 
 /* First launch at a new local size on the generic function, the swap, and
@@ -97,6 +99,8 @@ JIT_TEST(first_launch_generic_then_specialised) {
     clu_stats(&e, &s1);
     cr_assert_eq(s1.generic, s0.generic + 1,
                  "the first launch at local 16 ran on the generic function");
+    cr_assert_leq(s1.jit_pending + s1.jit_swapped, s0.jit_swapped + 1,
+                  "one build for one specialisation");
     wait_swapped(&e, s0.jit_swapped + 1);
     clu_stats(&e, &s1);
   }

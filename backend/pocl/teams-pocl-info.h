@@ -29,6 +29,9 @@ typedef struct tt_cl_stats {
                                yet */
   uint64_t jit_swapped;     /* specialised work-group functions built in the
                                background and swapped in */
+  uint64_t jit_pending;     /* not a counter: background builds queued or
+                               running now (0: every launch so far that
+                               could have a specialised function has it) */
 } tt_cl_stats;
 
 #endif

@@ -104,6 +104,8 @@ typedef struct tp_device {
                                       not built yet (jit.c) */
   _Atomic uint64_t n_jit_swapped;  /* specialised functions built in the
                                       background and swapped in */
+  _Atomic uint64_t n_jit_pending;  /* background builds queued or running
+                                      now (a gauge) */
 } tp_device;
 
 /* node->ready bit (queue.c lists the others): the node holds a reference on
