@@ -433,7 +433,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
   touch (d);
 
   /* Resolve the work-group function here, before the event can go
-   * RUNNING, as basic does; never a compile (jit.c). */
+   * RUNNING, as basic does; no compile but for built-in kernels (jit.c). */
   if (node->type == CL_COMMAND_NDRANGE_KERNEL && tp_jit_resolve (d, node))
     node->ready |= TP_JIT;
 
