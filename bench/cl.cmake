@@ -15,5 +15,7 @@ target_compile_definitions(teams-bench-cl PRIVATE
   TT_POCL_SYSTEM_VENDORS="${TT_POCL_SYSTEM_VENDORS}"
   TT_BENCH_CACHE="${CMAKE_CURRENT_BINARY_DIR}/cl-cache")
 target_link_libraries(teams-bench-cl PRIVATE OpenCL::OpenCL m)
+# teams-pocl-info.h: the driver's counters (cl-first waits for the swap).
+target_include_directories(teams-bench-cl PRIVATE ${PROJECT_SOURCE_DIR}/backend/pocl)
 # The driver must exist before the benchmark can run it.
 add_dependencies(teams-bench-cl teams_pocl)

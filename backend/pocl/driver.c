@@ -369,6 +369,9 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
         .failed = tt_atomic_load_relaxed (&d->n_failed),
         .ndrange = tt_atomic_load_relaxed (&d->n_ndrange),
         .groups = tt_atomic_load_relaxed (&d->n_groups),
+        .generic = tt_atomic_load_relaxed (&d->n_generic),
+        .jit_swapped = tt_atomic_load_relaxed (&d->n_jit_swapped),
+        .jit_pending = tt_atomic_load_relaxed (&d->n_jit_pending),
       };
       if (size_ret)
         *size_ret = sizeof s;
@@ -430,4 +433,6 @@ pocl_pthread_init_device_ops (struct pocl_device_ops *ops)
   ops->alloc_mem_obj = teams_alloc_mem_obj;
   ops->free = teams_free;
   ops->get_device_info_ext = teams_get_device_info_ext;
+  ops->create_kernel = tp_create_kernel;
+  ops->free_kernel = tp_free_kernel;
 }

@@ -114,7 +114,6 @@
 #define TP_SUBMITTED 1
 #define TP_FAILED 2
 #define TP_LISTED 4
-#define TP_JIT 8
 
 typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
 
@@ -433,17 +432,10 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
   cl_event ev = node->sync.event.event;
   touch (d);
 
-  /* Resolve the work-group function (JIT, 0.2-0.3 s cold) here, before the
-   * event can go RUNNING, as basic does. */
-  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
-    {
-      cl_kernel k = node->command.run.kernel;
-      char *saved = NULL;
-      pocl_sanitize_builtin_kernel_name (k, &saved);
-      pocl_check_kernel_dlhandle_cache (node, 1, 1);
-      pocl_restore_builtin_kernel_name (k, saved);
-      node->ready |= TP_JIT;
-    }
+  /* Resolve the work-group function here, before the event can go
+   * RUNNING, as basic does; no compile but for built-in kernels (jit.c). */
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL && tp_jit_resolve (d, node))
+    node->ready |= TP_JIT;
 
   node->ready |= TP_SUBMITTED;
   int listed = 0;

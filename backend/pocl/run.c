@@ -303,7 +303,8 @@ tp_run (void *data, _cl_command_node *cmd)
   size_t m = pc->num_groups[0] * pc->num_groups[1] * pc->num_groups[2];
   if (m == 0)
     {
-      pocl_release_dlhandle_cache (cmd);
+      if (cmd->ready & TP_JIT)
+        pocl_release_dlhandle_cache (cmd);
       return;
     }
 
@@ -427,5 +428,6 @@ tp_run (void *data, _cl_command_node *cmd)
       free (args2);
       free (off);
     }
-  pocl_release_dlhandle_cache (cmd);
+  if (cmd->ready & TP_JIT)
+    pocl_release_dlhandle_cache (cmd);
 }

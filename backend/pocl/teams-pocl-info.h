@@ -23,6 +23,15 @@ typedef struct tt_cl_stats {
   uint64_t failed;          /* commands failed because a dependency failed */
   uint64_t ndrange;         /* ND-range commands run */
   uint64_t groups;          /* work-groups run */
+  uint64_t generic;         /* ND-ranges that ran on the kernel's generic
+                               work-group function because the one
+                               specialised for their launch was not built
+                               yet */
+  uint64_t jit_swapped;     /* specialised work-group functions built in the
+                               background and swapped in */
+  uint64_t jit_pending;     /* not a counter: background builds queued or
+                               running now (0: every launch so far that
+                               could have a specialised function has it) */
 } tt_cl_stats;
 
 #endif

@@ -120,7 +120,18 @@ typedef struct tp_device {
   _Atomic uint64_t n_failed;       /* commands failed by a failed dependency */
   _Atomic uint64_t n_ndrange;      /* ND-range commands run */
   _Atomic uint64_t n_groups;       /* work-groups run */
+  _Atomic uint64_t n_generic;      /* ND-ranges given the generic work-group
+                                      function: their specialised one was
+                                      not built yet (jit.c) */
+  _Atomic uint64_t n_jit_swapped;  /* specialised functions built in the
+                                      background and swapped in */
+  _Atomic uint64_t n_jit_pending;  /* background builds queued or running
+                                      now (a gauge) */
 } tp_device;
+
+/* node->ready bit (queue.c lists the others): the node holds a reference on
+ * PoCL's dlhandle cache entry, released after the run or the failure. */
+#define TP_JIT 8
 
 /* ---- queue.c: the ops that decide where commands run ----------------------------- */
 void tp_submit (_cl_command_node *node, cl_command_queue cq);
@@ -134,6 +145,15 @@ void tp_queue_fini (tp_device *d);
 
 /* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
 void tp_count_ndrange (tp_device *d, size_t groups);
+
+/* ---- jit.c: work-group functions without a stall at first launch ---------------- */
+int tp_create_kernel (cl_device_id device, cl_program program,
+                      cl_kernel kernel, unsigned program_device_i);
+int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
+                    unsigned program_device_i);
+/* Sets the work-group function of an ND-range node at submit (its event
+ * locked); returns 1 when the node holds a PoCL dlhandle reference (TP_JIT). */
+int tp_jit_resolve (tp_device *d, _cl_command_node *node);
 
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
 void tp_run (void *data, _cl_command_node *cmd);

@@ -1,0 +1,522 @@
+/* teams PoCL driver: work-group functions without a stall at first launch.
+ *
+ * Protocol
+ * ========
+ * PoCL 3.1 resolves a launch's work-group function at submit: a miss in its
+ * in-memory cache (kernel build, local size, zero global offset, small
+ * grid) compiles a function specialised for those, under one global codegen
+ * lock, links it into a shared object with the system linker and dlopens
+ * it (~100 ms per new local size with a cold disk cache, on this 2-core
+ * machine).  The "generic" function (cache directory 0-0-0: local size and
+ * offsets read at run time) serves any launch but is built only for
+ * program binaries.  Here:
+ *
+ *   - clCreateKernel (ops->create_kernel, outside the program lock) builds
+ *     or finds the kernel's generic function on disk and dlopens it, in the
+ *     calling thread;
+ *   - a launch (tp_jit_resolve, from submit) whose specialised function has
+ *     landed runs it; otherwise it runs the generic one, and the first such
+ *     launch of each specialisation queues a build of it on the compile
+ *     thread, which swaps it in when it is built: later launches take it.
+ *
+ * Files and names are PoCL's: pocl_check_kernel_disk_cache finds or builds
+ * <kernel>/<lx>-<ly>-<lz>[-goffs0][-smallgrid]/<kernel>.so exactly as a
+ * launch on PoCL's own drivers would, so the disk cache is shared with them
+ * and warm runs find what cold ones built.  What we keep instead of PoCL's
+ * dlhandle cache is per kernel object (struct tp_kernel, kernel->data[i]):
+ * the dlopen handles live as long as the kernel, and a command holds a
+ * reference on its kernel (clEnqueueNDRangeKernel), so a function is never
+ * unloaded under a running command.  PoCL's own cache stays in use for
+ * what we do not handle: built-in kernels (their names are rewritten around
+ * the lookup) and kernels whose generic function could not be loaded.
+ *
+ * Why the generic build is synchronous in clCreateKernel.  Measured on
+ * this 2-core machine: one codegen cold (~150 ms of clCreateKernel), one
+ * dlopen warm (~0.1 ms).  A program creates a kernel to launch it: done in
+ * the background the codegen would only move the same wait into the first
+ * enqueue (nothing else runs in between on the usual path: set arguments,
+ * enqueue), and there is no idle core to hide it in.  clBuildProgram,
+ * which already costs ~1.2 s cold, stays as it is.
+ *
+ * The compile thread.  One per process, started at the first queued build,
+ * at nice 19: it competes for a core only when the team leaves one idle,
+ * and the launches that run on the generic function meanwhile are not
+ * slowed by it.  A build job holds a reference on its kernel (taken at
+ * submit, released by the thread after the build), so clReleaseKernel and
+ * clReleaseProgram may come at any time: the last release then happens on
+ * the compile thread, which holds no lock of ours when it makes it.
+ *
+ * Process exit.  LLVM must not be torn down under a build: a specialised
+ * codegen constructs function-local statics of LLVM the generic one did not
+ * (seen: two, on the first specialised build of a process), and exit()
+ * destroys them first, being the newest atexit entries, while the build
+ * still uses them (crashes in instruction selection, observed).  No atexit
+ * handler of ours can run before them, but exit() runs the calling thread's
+ * thread_local destructors before any atexit handler.  So every thread that
+ * creates a kernel or queues a build gets one (quiesce_on_thread_exit): it
+ * waits for the build in progress and pauses the compile thread, which then
+ * starts no build until the next launch that runs on a generic function
+ * resumes it (a thread that merely ends delays the queued builds until
+ * then).  An atexit handler also drops the queued builds and waits for the
+ * one in progress, for an exit from a thread we never saw.
+ *
+ * Locks: tk->lock (per kernel) guards insertion into tk->spec; jit.lock
+ * guards the job list.  Neither is held while calling PoCL, except that
+ * tp_jit_resolve runs inside submit with the command's event locked and
+ * takes tk->lock then jit.lock (order event -> tk->lock -> jit.lock), and
+ * retains the kernel (its object lock, never held by PoCL while it takes
+ * an event lock).  The compile thread takes PoCL's codegen and LLVM locks
+ * with none of ours held.
+ *
+ * Rejected: calling pocl_check_kernel_dlhandle_cache from the background
+ * (it holds PoCL's global dlhandle lock for the whole compile, so every
+ * other launch's lookup, and every command's release, would wait for it);
+ * building specialisations on the progress thread (it must stay free to run
+ * commands nobody waits for); a background generic build at create_kernel
+ * (see above); at exit, stopping the compile thread where it is instead of
+ * waiting (it may hold a malloc arena's or LLVM's lock that exit's
+ * destructors need). */
+#include "teams-pocl.h"
+
+#include "builtin_kernels.hh"
+#include "teams-pocl-icd.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* One specialised work-group function of a kernel: the key (the
+ * specialisation PoCL's cache directory names) and, once built, the
+ * function.  Entries are only added (at the head of tk->spec) while the
+ * kernel lives, and freed with it. */
+typedef struct tp_wgfn {
+  struct tp_wgfn *next;           /* immutable once published */
+  size_t local[3];
+  int goffs0, smallgrid;
+  _Atomic (void *) wg;            /* NULL until the build landed */
+  void *dl;                       /* written by the compile thread before wg */
+} tp_wgfn;
+
+/* The driver's state for one kernel object on one device. */
+typedef struct tp_kernel {
+  pthread_mutex_t lock;           /* serialises insertions into spec */
+  _Atomic (tp_wgfn *) spec;       /* list head; see tp_jit_resolve */
+  void *generic_wg;               /* immutable after create_kernel */
+  void *generic_dl;
+} tp_kernel;
+
+typedef struct tp_job {
+  struct tp_job *next;
+  cl_kernel kernel;               /* a reference held by the job */
+  tp_device *d;
+  tp_wgfn *fn;
+  _cl_command_node cmd;           /* what PoCL's build reads of a launch */
+} tp_job;
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;            /* jobs queued, busy cleared, shutdown */
+  tp_job *head, *tail;
+  int started, busy, shutdown;
+  _Atomic int paused;             /* written under lock; see Process exit */
+  pthread_t thread;
+} jit = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void watch_this_thread (void);
+
+static int
+specialisation_on (void)
+{
+  /* PoCL's switch for generic-only runs; read once (racing first readers
+   * store the same value). */
+  static _Atomic int v = -1;
+  int x = tt_atomic_load_relaxed (&v);
+  if (x < 0)
+    {
+      x = pocl_get_bool_option ("POCL_WORK_GROUP_SPECIALIZATION", 1);
+      tt_atomic_store_relaxed (&v, x);
+    }
+  return x;
+}
+
+/* Loads <kernel>'s work-group function from the shared object PoCL's disk
+ * cache has (or builds now) for cmd's specialisation.  Returns the function
+ * and its handle in *dl, or NULL. */
+static void *
+load_wg (_cl_command_node *cmd, int specialised, void **dl)
+{
+  char *path = pocl_check_kernel_disk_cache (cmd, specialised);
+  if (path == NULL)
+    return NULL;
+  void *h = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL)
+    {
+      fprintf (stderr, "teams: dlopen(%s): %s\n", path, dlerror ());
+      free (path);
+      return NULL;
+    }
+  free (path);
+  /* The names PoCL's loader tries (pocl_check_kernel_dlhandle_cache). */
+  const char *name = cmd->command.run.kernel->name;
+  char sym[1024];
+  void *wg = NULL;
+  if (snprintf (sym, sizeof sym, "_pocl_kernel_%s_workgroup", name)
+      < (int)sizeof sym)
+    wg = dlsym (h, sym);
+  if (wg == NULL && snprintf (sym, sizeof sym, "pocl_kernel_%s_workgroup", name)
+                        < (int)sizeof sym)
+    wg = dlsym (h, sym);
+  if (wg == NULL)
+    {
+      dlclose (h);
+      return NULL;
+    }
+  *dl = h;
+  return wg;
+}
+
+/* ---- create and free (ops) ------------------------------------------------------ */
+
+int
+tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
+                  unsigned program_device_i)
+{
+  /* Built-in kernels and programs that are not executables keep PoCL's
+   * path. */
+  if (program->num_builtin_kernels > 0
+      || program->binary_type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+      || kernel->data == NULL)
+    return CL_SUCCESS;
+  tp_kernel *tk = calloc (1, sizeof *tk);
+  if (tk == NULL)
+    return CL_SUCCESS; /* PoCL's path still works */
+  watch_this_thread ();
+
+  /* The generic function, as pocl_driver_build_poclbinary asks for it:
+   * local size 0 (or the required one), specialised for nothing. */
+  _cl_command_node cmd;
+  memset (&cmd, 0, sizeof cmd);
+  cmd.type = CL_COMMAND_NDRANGE_KERNEL;
+  cmd.device = device;
+  cmd.program_device_i = program_device_i;
+  cmd.command.run.kernel = kernel;
+  cmd.command.run.hash = kernel->meta->build_hash[program_device_i];
+  for (int i = 0; i < 3; i++)
+    cmd.command.run.pc.local_size[i] = kernel->meta->reqd_wg_size[i];
+  if (kernel->meta->reqd_wg_size[0] == 0 || kernel->meta->reqd_wg_size[1] == 0
+      || kernel->meta->reqd_wg_size[2] == 0)
+    for (int i = 0; i < 3; i++)
+      cmd.command.run.pc.local_size[i] = 0;
+  tk->generic_wg = load_wg (&cmd, 0, &tk->generic_dl);
+  if (tk->generic_wg == NULL)
+    {
+      free (tk);
+      return CL_SUCCESS;
+    }
+  pthread_mutex_init (&tk->lock, NULL);
+  atomic_init (&tk->spec, NULL);
+  kernel->data[program_device_i] = tk;
+  return CL_SUCCESS;
+}
+
+/* Called by clReleaseKernel on the last reference, with the program locked:
+ * no command and no build job refers to the kernel any more. */
+int
+tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
+                unsigned program_device_i)
+{
+  if (kernel->data == NULL)
+    return CL_SUCCESS;
+  tp_kernel *tk = kernel->data[program_device_i];
+  if (tk == NULL)
+    return CL_SUCCESS;
+  kernel->data[program_device_i] = NULL;
+  tp_wgfn *f = tt_atomic_load_relaxed (&tk->spec);
+  while (f != NULL)
+    {
+      tp_wgfn *next = f->next;
+      if (f->dl != NULL)
+        dlclose (f->dl);
+      free (f);
+      f = next;
+    }
+  dlclose (tk->generic_dl);
+  pthread_mutex_destroy (&tk->lock);
+  free (tk);
+  return CL_SUCCESS;
+}
+
+/* ---- the compile thread ------------------------------------------------------------- */
+
+static void *
+compile_main (void *arg)
+{
+  (void)arg;
+  /* Nice 19 for this thread only (Linux: per-thread nice values). */
+  setpriority (PRIO_PROCESS, (id_t)syscall (SYS_gettid), 19);
+  pthread_mutex_lock (&jit.lock);
+  for (;;)
+    {
+      while ((jit.head == NULL || tt_atomic_load_relaxed (&jit.paused))
+             && !jit.shutdown)
+        pthread_cond_wait (&jit.cond, &jit.lock);
+      if (jit.shutdown)
+        break;
+      tp_job *j = jit.head;
+      jit.head = j->next;
+      if (jit.head == NULL)
+        jit.tail = NULL;
+      jit.busy = 1;
+      pthread_mutex_unlock (&jit.lock);
+
+      void *dl = NULL;
+      void *wg = load_wg (&j->cmd, 1, &dl);
+      if (wg != NULL)
+        {
+          /* The swap: dl first, then wg with release; readers load wg with
+           * acquire (tp_jit_resolve).  A failed build leaves wg NULL: the
+           * launches keep the generic function. */
+          j->fn->dl = dl;
+          tt_atomic_store_release (&j->fn->wg, wg);
+          tt_atomic_fetch_add_relaxed (&j->d->n_jit_swapped, 1);
+        }
+      tp_device *d = j->d;
+      /* May be the last reference: frees the kernel (tp_free_kernel) and
+       * releases its program. */
+      tp_icd_release_kernel (j->kernel);
+      free (j);
+      tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
+
+      pthread_mutex_lock (&jit.lock);
+      jit.busy = 0;
+      pthread_cond_broadcast (&jit.cond);
+    }
+  pthread_mutex_unlock (&jit.lock);
+  return NULL;
+}
+
+/* atexit: no build may run while the process tears LLVM down.  Builds not
+ * started are dropped (their kernel references with them: the process
+ * ends); the one in progress is waited for. */
+static void
+compile_shutdown (void)
+{
+  pthread_mutex_lock (&jit.lock);
+  jit.shutdown = 1;
+  jit.head = jit.tail = NULL;
+  pthread_cond_broadcast (&jit.cond);
+  while (jit.busy)
+    pthread_cond_wait (&jit.cond, &jit.lock);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+/* A thread that ends (or calls exit) waits for the build in progress and
+ * leaves the compile thread paused (see Process exit at the top). */
+static void
+quiesce_on_thread_exit (void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock (&jit.lock);
+  tt_atomic_store_relaxed (&jit.paused, 1);
+  while (jit.busy)
+    pthread_cond_wait (&jit.cond, &jit.lock);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+static void
+resume_builds (void)
+{
+  pthread_mutex_lock (&jit.lock);
+  tt_atomic_store_relaxed (&jit.paused, 0);
+  pthread_cond_broadcast (&jit.cond);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+#ifdef __GLIBC__
+/* glibc's registration of thread_local destructors (what C++ uses). */
+extern int __cxa_thread_atexit_impl (void (*fn) (void *), void *obj,
+                                     void *dso);
+extern void *__dso_handle;
+static __thread int tls_watched;
+#endif
+
+/* Gives the calling thread its quiesce_on_thread_exit, once. */
+static void
+watch_this_thread (void)
+{
+#ifdef __GLIBC__
+  if (tls_watched)
+    return;
+  if (__cxa_thread_atexit_impl (quiesce_on_thread_exit, NULL, &__dso_handle)
+      == 0)
+    tls_watched = 1;
+#endif
+}
+
+/* Queues j; returns 0, or -1 when no thread can build it. */
+static int
+enqueue_job (tp_job *j)
+{
+  int rc = 0;
+  pthread_mutex_lock (&jit.lock);
+  if (jit.shutdown)
+    rc = -1;
+  else if (!jit.started)
+    {
+      if (pthread_create (&jit.thread, NULL, compile_main, NULL) != 0)
+        rc = -1;
+      else
+        {
+          pthread_detach (jit.thread);
+          jit.started = 1;
+          atexit (compile_shutdown);
+        }
+    }
+  if (rc == 0)
+    {
+      j->next = NULL;
+      if (jit.tail)
+        jit.tail->next = j;
+      else
+        jit.head = j;
+      jit.tail = j;
+      tt_atomic_store_relaxed (&jit.paused, 0);
+      pthread_cond_signal (&jit.cond);
+    }
+  pthread_mutex_unlock (&jit.lock);
+  return rc;
+}
+
+/* ---- at submit ------------------------------------------------------------------------ */
+
+static tp_wgfn *
+find (tp_wgfn *f, const size_t *local, int goffs0, int smallgrid)
+{
+  for (; f != NULL; f = f->next)
+    if (f->local[0] == local[0] && f->local[1] == local[1]
+        && f->local[2] == local[2] && f->goffs0 == goffs0
+        && f->smallgrid == smallgrid)
+      return f;
+  return NULL;
+}
+
+/* Queues the build of f (a new entry of tk) for the launch `node`.  Called
+ * with tk->lock held. */
+static void
+queue_build (tp_device *d, _cl_command_node *node, tp_wgfn *f)
+{
+  tp_job *j = calloc (1, sizeof *j);
+  if (j == NULL)
+    return; /* the launches keep the generic function */
+  cl_kernel k = node->command.run.kernel;
+  j->kernel = k;
+  j->d = d;
+  j->fn = f;
+  /* The launch as PoCL's build reads it: kernel, device, hash, the
+   * specialisation (local size, offsets, grid width, the two force flags). */
+  j->cmd.type = CL_COMMAND_NDRANGE_KERNEL;
+  j->cmd.device = node->device;
+  j->cmd.program_device_i = node->program_device_i;
+  j->cmd.command.run.kernel = k;
+  j->cmd.command.run.hash = node->command.run.hash;
+  j->cmd.command.run.pc = node->command.run.pc;
+  j->cmd.command.run.pc.printf_buffer = NULL;
+  j->cmd.command.run.pc.printf_buffer_position = NULL;
+  j->cmd.command.run.force_large_grid_wg_func
+      = node->command.run.force_large_grid_wg_func;
+  watch_this_thread ();
+  tp_icd_retain_kernel (k);
+  tt_atomic_fetch_add_relaxed (&d->n_jit_pending, 1);
+  if (enqueue_job (j) != 0)
+    {
+      tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
+      tp_icd_release_kernel (k);
+      free (j);
+    }
+}
+
+/* Sets node->command.run.wg.  Returns 1 when it took a reference on PoCL's
+ * dlhandle cache (to release after the run), 0 otherwise.  Called from
+ * submit with the node's event locked.
+ *
+ * Thread safety of the swap: tk->spec is a list that only grows at its head
+ * (under tk->lock, published with a release store) and whose entries are
+ * freed only with the kernel; an entry's wg goes from NULL to the built
+ * function once (release store by the compile thread, after dl).  A
+ * submitter reads the head and wg with acquire loads and no lock: it sees
+ * either NULL (and runs the generic function) or a complete function.  A
+ * command keeps the function it was given at submit; only later submits see
+ * a swap. */
+int
+tp_jit_resolve (tp_device *d, _cl_command_node *node)
+{
+  _cl_command_run *run = &node->command.run;
+  cl_kernel k = run->kernel;
+  tp_kernel *tk = k->data != NULL ? k->data[node->program_device_i] : NULL;
+  if (tk == NULL)
+    {
+      char *saved = NULL;
+      pocl_sanitize_builtin_kernel_name (k, &saved);
+      pocl_check_kernel_dlhandle_cache (node, 1, 1);
+      pocl_restore_builtin_kernel_name (k, saved);
+      return 1;
+    }
+  if (run->force_generic_wg_func || !specialisation_on ())
+    {
+      run->wg = tk->generic_wg;
+      return 0;
+    }
+
+  const size_t *local = run->pc.local_size;
+  int goffs0 = run->pc.global_offset[0] == 0 && run->pc.global_offset[1] == 0
+               && run->pc.global_offset[2] == 0;
+  /* As PoCL names the cache directory (pocl_cache_kernel_cachedir_path). */
+  int smallgrid = !run->force_large_grid_wg_func
+                  && pocl_cmd_max_grid_dim_width (run)
+                         < node->device->grid_width_specialization_limit;
+
+  tp_wgfn *f = find (tt_atomic_load_acquire (&tk->spec), local, goffs0,
+                     smallgrid);
+  if (f != NULL)
+    {
+      void *wg = tt_atomic_load_acquire (&f->wg);
+      if (wg != NULL)
+        {
+          run->wg = wg;
+          return 0;
+        }
+    }
+  else
+    {
+      pthread_mutex_lock (&tk->lock);
+      tp_wgfn *head = tt_atomic_load_relaxed (&tk->spec);
+      if (find (head, local, goffs0, smallgrid) == NULL)
+        {
+          tp_wgfn *n = calloc (1, sizeof *n);
+          if (n != NULL)
+            {
+              memcpy (n->local, local, sizeof n->local);
+              n->goffs0 = goffs0;
+              n->smallgrid = smallgrid;
+              atomic_init (&n->wg, NULL);
+              n->next = head;
+              tt_atomic_store_release (&tk->spec, n);
+              queue_build (d, node, n);
+            }
+        }
+      pthread_mutex_unlock (&tk->lock);
+    }
+  run->wg = tk->generic_wg;
+  tt_atomic_fetch_add_relaxed (&d->n_generic, 1);
+  /* A pending build held back by a thread's end (see Process exit). */
+  if (tt_atomic_load_relaxed (&jit.paused))
+    {
+      watch_this_thread ();
+      resume_builds ();
+    }
+  return 0;
+}

@@ -1,0 +1,267 @@
+/* Work-group functions on the teams PoCL driver (backend/pocl/jit.c): the
+ * first launch of a kernel at a new local size runs on the kernel's generic
+ * work-group function, the function specialised for the launch is built in
+ * the background and swapped in, and later launches run on it.
+ *
+ * The driver's counters (tt_cl_stats.generic, .jit_swapped) say which
+ * function a launch got; their checks skip on the pthread run
+ * (tests/pocl.cmake), where the results are still checked.  Waiting for a
+ * background build polls the counters with a generous bound; no duration
+ * is asserted. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clu.h"
+
+#define JIT_TEST(name) Test(pocl_jit, name, .timeout = 300)
+
+/* Mixes the work-item's ids, sizes and offset: a result that depends on
+ * everything the specialisation fixes (local size, offset). */
+static const char *src_mix =
+    "kernel void jit_mix(global uint *out, uint salt) {\n"
+    "  size_t g = get_global_id(0);\n"
+    "  uint x = (uint)g * 2654435761u ^ salt;\n"
+    "  x ^= (uint)get_local_id(0) * 40503u + (uint)get_group_id(0) * 97u;\n"
+    "  x += (uint)get_local_size(0) * 7u + (uint)get_global_offset(0);\n"
+    "  uint n = x & 15u;\n"
+    "  for (uint i = 0; i < n; i++) x = x * 1664525u + 1013904223u;\n"
+    "  out[g - get_global_offset(0)] = x;\n"
+    "}\n";
+
+static uint32_t mix_host(size_t g, size_t local, size_t offset,
+                         uint32_t salt) {
+  size_t lid = (g - offset) % local, grp = (g - offset) / local;
+  uint32_t x = (uint32_t)g * 2654435761u ^ salt;
+  x ^= (uint32_t)lid * 40503u + (uint32_t)grp * 97u;
+  x += (uint32_t)local * 7u + (uint32_t)offset;
+  for (uint32_t i = 0, n = x & 15u; i < n; i++)
+    x = x * 1664525u + 1013904223u;
+  return x;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* Runs jit_mix on n items at (offset, local) and checks every value. */
+static void run_mix(clu_env *e, cl_kernel k, cl_mem out, size_t n,
+                    size_t offset, size_t local, uint32_t salt,
+                    uint32_t *got) {
+  CLU_ARG(k, 0, out);
+  cl_uint s = salt;
+  CLU_ARG(k, 1, s);
+  size_t off = offset;
+  CLU_CHECK(clEnqueueNDRangeKernel(e->q, k, 1, offset ? &off : NULL, &n,
+                                   &local, 0, NULL, NULL));
+  CLU_CHECK(clEnqueueReadBuffer(e->q, out, CL_TRUE, 0, n * sizeof *got, got,
+                                0, NULL, NULL));
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(got[i], mix_host(offset + i, local, offset, salt),
+                 "item %zu (offset %zu, local %zu): %u", i, offset, local,
+                 got[i]);
+}
+
+/* Waits until the driver swapped in at least `want` functions in all and
+ * has no build pending. */
+static void wait_swapped(clu_env *e, uint64_t want) {
+  tt_cl_stats s;
+  for (int i = 0; i < 600000; i++) { /* 10 minutes at most */
+    cr_assert_eq(clu_stats(e, &s), 0);
+    if (s.jit_swapped >= want && s.jit_pending == 0)
+      return;
+    sleep_ms(1);
+  }
+  cr_assert_fail("%llu of %llu background builds landed, %llu pending",
+                 (unsigned long long)s.jit_swapped, (unsigned long long)want,
+                 (unsigned long long)s.jit_pending);
+}
+
+/* First launch at a new local size on the generic function, the swap, and
+ * later launches on the specialised function, with identical results. */
+JIT_TEST(first_launch_generic_then_specialised) {
+  clu_env e;
+  clu_open(&e, 0);
+  cl_program p = clu_build_src(&e, src_mix);
+  cl_kernel k = clu_kernel(p, "jit_mix");
+  const size_t n = 4096;
+  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
+  uint32_t *before = malloc(n * sizeof *before),
+           *after = malloc(n * sizeof *after);
+  tt_cl_stats s0, s1, s2;
+  int teams = clu_stats(&e, &s0) == 0;
+
+  run_mix(&e, k, out, n, 0, 16, 7, before);
+  if (teams) {
+    clu_stats(&e, &s1);
+    cr_assert_eq(s1.generic, s0.generic + 1,
+                 "the first launch at local 16 ran on the generic function");
+    cr_assert_leq(s1.jit_pending + s1.jit_swapped, s0.jit_swapped + 1,
+                  "one build for one specialisation");
+    wait_swapped(&e, s0.jit_swapped + 1);
+    clu_stats(&e, &s1);
+  }
+  for (int t = 0; t < 3; t++) {
+    run_mix(&e, k, out, n, 0, 16, 7, after);
+    cr_assert(memcmp(before, after, n * sizeof *after) == 0,
+              "results differ across the swap");
+  }
+  if (teams) {
+    clu_stats(&e, &s2);
+    cr_assert_eq(s2.generic, s1.generic,
+                 "launches after the swap ran on the generic function");
+    cr_assert_eq(s2.ndrange, s1.ndrange + 3);
+    cr_assert_eq(s2.jit_swapped, s1.jit_swapped, "no second build");
+  }
+
+  /* Another specialisation of the same kernel: a global offset (no
+   * zero-offset specialisation) at the same local size, and a new local
+   * size: each runs generic first, then its own function. */
+  const size_t offs[] = {5, 0};
+  const size_t locals[] = {16, 64};
+  for (int c = 0; c < 2; c++) {
+    if (teams)
+      clu_stats(&e, &s0);
+    run_mix(&e, k, out, n, offs[c], locals[c], 11, before);
+    if (teams) {
+      clu_stats(&e, &s1);
+      cr_assert_eq(s1.generic, s0.generic + 1, "case %d: generic first", c);
+      wait_swapped(&e, s0.jit_swapped + 1);
+      clu_stats(&e, &s1);
+    }
+    run_mix(&e, k, out, n, offs[c], locals[c], 11, after);
+    cr_assert(memcmp(before, after, n * sizeof *after) == 0,
+              "case %d: results differ across the swap", c);
+    if (teams) {
+      clu_stats(&e, &s2);
+      cr_assert_eq(s2.generic, s1.generic, "case %d: specialised after", c);
+    }
+  }
+
+  free(before);
+  free(after);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clu_close(&e);
+}
+
+/* A second kernel object of the same program starts with its own table:
+ * generic first again, and its build finds the function on disk. */
+JIT_TEST(second_kernel_object) {
+  clu_env e;
+  clu_open(&e, 0);
+  cl_program p = clu_build_src(&e, src_mix);
+  const size_t n = 1024;
+  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
+  uint32_t *got = malloc(n * sizeof *got);
+  tt_cl_stats s0, s1;
+  int teams = clu_stats(&e, &s0) == 0;
+  for (int i = 0; i < 2; i++) {
+    cl_kernel k = clu_kernel(p, "jit_mix");
+    if (teams)
+      clu_stats(&e, &s0);
+    run_mix(&e, k, out, n, 0, 32, 3, got);
+    if (teams) {
+      clu_stats(&e, &s1);
+      cr_assert_eq(s1.generic, s0.generic + 1, "kernel %d: generic first", i);
+      wait_swapped(&e, s0.jit_swapped + 1);
+    }
+    run_mix(&e, k, out, n, 0, 32, 3, got);
+    clReleaseKernel(k);
+  }
+  free(got);
+  clReleaseMemObject(out);
+  clReleaseProgram(p);
+  clu_close(&e);
+}
+
+/* The kernel and its program released while their builds are queued or
+ * running: the builds end, the kernel goes away after them, and the device
+ * keeps working.  Several rounds, several local sizes each (queued builds
+ * behind a running one). */
+JIT_TEST(release_while_building) {
+  clu_env e;
+  clu_open(&e, 0);
+  const size_t n = 2048;
+  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
+  uint32_t *got = malloc(n * sizeof *got);
+  tt_cl_stats s0;
+  int teams = clu_stats(&e, &s0) == 0;
+  uint64_t queued = 0;
+  for (int r = 0; r < 3; r++) {
+    /* A program of its own each round (salted source). */
+    char src[2048];
+    snprintf(src, sizeof src, "%s// round %d\n", src_mix, r);
+    cl_program p = clu_build_src(&e, src);
+    cl_kernel k = clu_kernel(p, "jit_mix");
+    const size_t locals[] = {8, 16, 32, 128};
+    for (int i = 0; i < 4; i++)
+      run_mix(&e, k, out, n, 0, locals[i], (uint32_t)r, got);
+    queued += 4;
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+  }
+  /* The device still runs a fresh kernel meanwhile. */
+  cl_program p = clu_build_src(&e, src_mix);
+  cl_kernel k = clu_kernel(p, "jit_mix");
+  run_mix(&e, k, out, n, 0, 64, 99, got);
+  if (teams)
+    wait_swapped(&e, s0.jit_swapped + queued);
+  run_mix(&e, k, out, n, 0, 64, 99, got);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  free(got);
+  clReleaseMemObject(out);
+  clu_close(&e);
+}
+
+/* The process ends with builds still queued: the exit waits for the one in
+ * progress and drops the rest (this test passes by exiting cleanly). */
+JIT_TEST(exit_with_builds_pending) {
+  clu_env e;
+  clu_open(&e, 0);
+  cl_program p = clu_build_src(&e, src_mix);
+  cl_kernel k = clu_kernel(p, "jit_mix");
+  const size_t n = 1024;
+  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
+  uint32_t *got = malloc(n * sizeof *got);
+  const size_t locals[] = {4, 8, 16, 32, 64, 128};
+  for (int i = 0; i < 6; i++)
+    run_mix(&e, k, out, n, 0, locals[i], 5, got);
+  free(got);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clu_close(&e);
+}
+
+/* POCL_WORK_GROUP_SPECIALIZATION=0 (PoCL's switch): every launch runs on
+ * the generic function and nothing is built in the background. */
+JIT_TEST(specialisation_off) {
+  setenv("POCL_WORK_GROUP_SPECIALIZATION", "0", 1);
+  clu_env e;
+  clu_open(&e, 0);
+  cl_program p = clu_build_src(&e, src_mix);
+  cl_kernel k = clu_kernel(p, "jit_mix");
+  const size_t n = 1024;
+  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
+  uint32_t *got = malloc(n * sizeof *got);
+  tt_cl_stats s0, s1;
+  int teams = clu_stats(&e, &s0) == 0;
+  for (int i = 0; i < 3; i++)
+    run_mix(&e, k, out, n, 0, 16, 1, got);
+  if (teams) {
+    clu_stats(&e, &s1);
+    cr_assert_eq(s1.jit_swapped, s0.jit_swapped);
+    cr_assert_eq(s1.ndrange, s0.ndrange + 3);
+  }
+  free(got);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clu_close(&e);
+}
