@@ -76,8 +76,16 @@
  * it wakes, so a grace ends between one and two grace periods after the
  * last submit.  The wait is capped at TP_BURST_GRACES grace periods after
  * the thread first saw the list non-empty; then it runs what is still
- * listed (a waiter took it otherwise), or sleeps if nothing is.  While a
- * runner exists it sleeps: the runner runs the list or re-arms it.
+ * listed (a waiter took it otherwise).  With nothing listed, or while a
+ * runner exists (the runner runs the list or re-arms it), it lingers: it
+ * stays in GRACE and looks again every grace period until the host has
+ * been quiet for TP_LINGER_GRACES graces, and only then sleeps until
+ * armed.  So a host that enqueues and waits in a loop finds it in GRACE at
+ * every enqueue and pays no signal: the signal (a futex call that wakes a
+ * thread on the other core, 2-16 us on the enqueue path on this 2-core
+ * machine, measured) was most of clpeak's kernel latency, START - QUEUED,
+ * when each turn of the loop took longer than a grace.  Arming signals
+ * after d->lock is released (kick_progress).
  *
  * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
  * notify_event_finished, which libpocl calls after the finished command left
@@ -218,12 +226,16 @@ frame_flush (drain_frame *f)
 static void *progress_main (void *arg);
 
 /* Precondition: d->lock held.  Makes sure the progress thread will look at
- * the list within the grace period. */
-static void
+ * the list within the grace period.  Returns 1 when the caller must call
+ * kick_progress (d) after releasing d->lock: the thread sleeps and needs a
+ * signal.  Signalling after the unlock spares the woken thread a block on
+ * d->lock that the signaller still holds (two more futex calls, and on a
+ * loaded 2-core machine a context switch, on the enqueue path). */
+static int
 arm_progress_locked (tp_device *d)
 {
   if (d->shutdown)
-    return;
+    return 0;
   if (!d->progress_started)
     {
       d->progress_state = TP_PROGRESS_GRACE;
@@ -233,17 +245,27 @@ arm_progress_locked (tp_device *d)
           /* No thread: the commands still run when someone waits. */
           fprintf (stderr, "teams: cannot start the progress thread; "
                            "commands run only when waited for\n");
-          return;
+          return 0;
         }
       d->progress_started = 1;
-      return;
+      return 0;
     }
   if (d->progress_state == TP_PROGRESS_SLEEPING)
     {
       d->progress_state = TP_PROGRESS_GRACE;
       d->armed_at = now_ns ();
-      pthread_cond_signal (&d->progress_cond);
+      return 1;
     }
+  return 0;
+}
+
+/* Precondition: d->lock not held; arm_progress_locked returned 1.  The
+ * thread, when it wakes, reads its state under d->lock (set to GRACE by the
+ * arm): a signal that finds it not yet waiting is not needed. */
+static void
+kick_progress (tp_device *d)
+{
+  pthread_cond_signal (&d->progress_cond);
 }
 
 /* Every submit and push: tells the progress thread that the host is still
@@ -259,8 +281,9 @@ touch (tp_device *d)
 }
 
 /* Precondition: d->lock held and the node's event locked (lock order event ->
- * d).  Appends the node and makes sure a runner will see it. */
-static void
+ * d).  Appends the node and makes sure a runner will see it.  Returns
+ * arm_progress_locked's answer (1: kick after the unlock). */
+static int
 list_locked (tp_device *d, _cl_command_node *node, push_how how)
 {
   node->next = NULL;
@@ -275,14 +298,14 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
   touch (d);
 
   if (how == PUSH_SELF || (tls_frame != NULL && tls_frame->d == d))
-    return;
+    return 0;
   if (d->runners > 0)
     {
       if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
         pthread_cond_broadcast (&d->waiters_cond);
-      return;
+      return 0;
     }
-  arm_progress_locked (d);
+  return arm_progress_locked (d);
 }
 
 /* Precondition: the node's event locked, d->lock not held.  Marks the node
@@ -303,8 +326,10 @@ push (tp_device *d, _cl_command_node *node, push_how how)
       return;
     }
   pthread_mutex_lock (&d->lock);
-  list_locked (d, node, how);
+  int kick = list_locked (d, node, how);
   pthread_mutex_unlock (&d->lock);
+  if (kick)
+    kick_progress (d);
 }
 
 /* Precondition: d->lock held. */
@@ -322,13 +347,15 @@ pop_locked (tp_device *d)
   return n;
 }
 
-/* Precondition: d->lock held; the caller stops being a runner. */
-static void
+/* Precondition: d->lock held; the caller stops being a runner.  Returns 1
+ * when the caller must kick_progress after the unlock. */
+static int
 leave_locked (tp_device *d)
 {
   d->runners--;
   if (d->ready_head != NULL && d->runners == 0)
-    arm_progress_locked (d);
+    return arm_progress_locked (d);
+  return 0;
 }
 
 /* Runs or fails one popped node.  No lock held (see the protocol).  The node
@@ -391,8 +418,10 @@ drain (tp_device *d, run_by by)
   pthread_mutex_lock (&d->lock);
   d->runners++;
   drain_locked (d, by);
-  leave_locked (d);
+  int kick = leave_locked (d);
   pthread_mutex_unlock (&d->lock);
+  if (kick)
+    kick_progress (d);
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */
@@ -543,8 +572,10 @@ wait_until (tp_device *d, done_fn done, void *what)
           tt_atomic_fetch_sub_seq_cst (&d->sleeping, 1);
         }
     }
-  leave_locked (d);
+  int kick = leave_locked (d);
   pthread_mutex_unlock (&d->lock);
+  if (kick)
+    kick_progress (d);
 }
 
 void
@@ -596,17 +627,12 @@ progress_main (void *arg)
   pthread_mutex_lock (&d->lock);
   while (!d->shutdown)
     {
-      if (d->progress_state == TP_PROGRESS_SLEEPING || d->runners > 0)
+      if (d->progress_state == TP_PROGRESS_SLEEPING)
         {
-          /* A runner (or nobody: empty list) owns the list; arming wakes
-           * us. */
-          d->progress_state = TP_PROGRESS_SLEEPING;
+          /* Arming wakes us. */
           pthread_cond_wait (&d->progress_cond, &d->lock);
           continue;
         }
-      /* Due: grace after arming and after the host's last submit or push
-       * (as this thread saw it), capped at TP_BURST_GRACES graces after it
-       * saw the list non-empty. */
       uint64_t t = now_ns (), g = d->set.grace_ns;
       uint64_t act = tt_atomic_load_relaxed (&d->activity);
       if (act != seen_activity)
@@ -614,6 +640,26 @@ progress_main (void *arg)
           seen_activity = act;
           quiet_from = t;
         }
+      /* Lingering: while the host enqueued within the last TP_LINGER_GRACES
+       * graces, look again every grace instead of sleeping, so that the
+       * next push finds this thread in GRACE and costs no signal. */
+      int linger = t < quiet_from + (uint64_t)TP_LINGER_GRACES * g;
+      if (d->runners > 0)
+        {
+          /* A runner owns the list (it re-arms us when it leaves with
+           * commands listed). */
+          if (linger)
+            {
+              d->progress_state = TP_PROGRESS_GRACE;
+              timed_wait_until (d, t + g);
+            }
+          else
+            d->progress_state = TP_PROGRESS_SLEEPING;
+          continue;
+        }
+      /* Due: grace after arming and after the host's last submit or push
+       * (as this thread saw it), capped at TP_BURST_GRACES graces after it
+       * saw the list non-empty. */
       if (d->list_epoch != seen_epoch)
         {
           seen_epoch = d->list_epoch;
@@ -636,7 +682,10 @@ progress_main (void *arg)
         }
       if (d->ready_head == NULL)
         {
-          d->progress_state = TP_PROGRESS_SLEEPING;
+          if (linger)
+            timed_wait_until (d, t + g);
+          else
+            d->progress_state = TP_PROGRESS_SLEEPING;
           continue;
         }
       d->progress_state = TP_PROGRESS_RUNNING;
@@ -655,7 +704,16 @@ progress_main (void *arg)
 int
 tp_queue_init (tp_device *d)
 {
-  if (pthread_mutex_init (&d->lock, NULL) != 0)
+  /* Adaptive: the lock is held for a few instructions at a time, and a
+   * waiter that finds the progress thread holding it should spin a little
+   * rather than sleep on it (a futex sleep and wake-up, tens of us on a
+   * loaded machine, between a command's enqueue and its start). */
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init (&ma);
+  pthread_mutexattr_settype (&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+  int rc = pthread_mutex_init (&d->lock, &ma);
+  pthread_mutexattr_destroy (&ma);
+  if (rc != 0)
     return -1;
   pthread_cond_init (&d->waiters_cond, NULL);
   pthread_condattr_t ca;

@@ -58,6 +58,13 @@ typedef struct tp_settings {
  * grace periods: a program that enqueues without ever waiting still sees
  * its oldest command start within about 20 * grace. */
 #define TP_BURST_GRACES 20
+/* The progress thread stays awake (a timed wait per grace) for this many
+ * grace periods after the host's last submit or push before it sleeps
+ * until armed: a program that enqueues and waits in a loop whose turns are
+ * longer than a grace pays no signal (a futex call, and a context switch on
+ * the other core) per enqueue.  Costs at most this many wake-ups of the
+ * thread after the host stops enqueuing. */
+#define TP_LINGER_GRACES 20
 
 /* Parses "key=value" pairs separated by ',' or ' ' into *s (which holds the
  * defaults on entry).  Returns 0, or -1 with a message in err[errlen]. */
