@@ -14,6 +14,21 @@
  * 0.3-0.5 us run synchronously by its caller, 5-19 us through a dispatcher
  * thread, 27-43 us on PoCL's pthread driver; the hand-offs are the cost.
  *
+ * Devices.  All teams devices of the process (POCL_DEVICES="teams teams",
+ * and sub-devices, which share their parent's data) run on the one team,
+ * and share one scheduler: the ready list, its lock, its runners and one
+ * progress thread live in the first device's tp_device (d->sched; the
+ * functions below take the scheduler as `d`).  A waiter on any device runs
+ * every device's ready commands in the order they became ready, as PoCL's
+ * pthread driver does with its one scheduler.  This is what the PoCL
+ * runtime's multi-device programs rely on: the devices share global memory
+ * (global_mem_id 0, as on every PoCL CPU driver), so PoCL adds no migration
+ * command, hence no implicit dependency, between commands of different
+ * devices' queues on one buffer; with a list per device, a blocking read
+ * on one device ran before a kernel still listed on the other.  Counters
+ * and settings stay per device (eager or lazy submit: the command's
+ * device's; the grace: the scheduler's).
+ *
  * Locks and their order
  *   event lock (PoCL's ev->pocl_lock)  ->  d->lock
  * d->lock guards the ready list (ready_head/tail, node->next of listed
@@ -139,15 +154,15 @@ typedef struct drain_frame {
 
 static __thread drain_frame *tls_frame;
 
-/* This thread's drain of d when a waiter or submitter runs it: the frame
- * that keeps a chain and sums the counters.  The progress thread's does
- * neither (see Chains, and Counters below): NULL then, and outside a drain
- * of d. */
+/* This thread's drain of d's scheduler (d->sched) when a waiter or
+ * submitter runs it: the frame that keeps a chain and sums the counters.
+ * The progress thread's does neither (see Chains, and Counters below):
+ * NULL then, and outside a drain of that scheduler. */
 static drain_frame *
 own_frame (tp_device *d)
 {
   drain_frame *f = tls_frame;
-  return f != NULL && f->d == d && f->by != BY_PROGRESS ? f : NULL;
+  return f != NULL && f->d == d->sched && f->by != BY_PROGRESS ? f : NULL;
 }
 
 typedef enum push_how {
@@ -186,11 +201,13 @@ run_counter (tp_device *d, run_by by)
     }
 }
 
+/* d: the command's device (counters are per device; a frame sums those
+ * of its scheduler's own device only). */
 static void
 count_run (tp_device *d, run_by by)
 {
   drain_frame *f = own_frame (d);
-  if (f != NULL)
+  if (f != NULL && f->d == d)
     f->ran++;
   else
     tt_atomic_fetch_add_relaxed (run_counter (d, by), 1);
@@ -200,7 +217,7 @@ void
 tp_count_ndrange (tp_device *d, size_t groups)
 {
   drain_frame *f = own_frame (d);
-  if (f != NULL)
+  if (f != NULL && f->d == d)
     {
       f->ndrange++;
       f->groups += groups;
@@ -363,6 +380,8 @@ leave_locked (tp_device *d)
 static void
 run_node (tp_device *d, _cl_command_node *node, run_by by)
 {
+  (void)d;
+  tp_device *nd = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
   if (node->ready & TP_FAILED)
     {
@@ -379,10 +398,10 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
         pocl_update_event_failed (ev);
       POCL_UNLOCK_OBJ (ev);
       POclReleaseEvent (ev);
-      tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
+      tt_atomic_fetch_add_relaxed (&nd->n_failed, 1);
       return;
     }
-  count_run (d, by);
+  count_run (nd, by);
   pocl_exec_command (node);
 }
 
@@ -458,7 +477,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 {
   if (!tt_atomic_load_relaxed (&commands_checked))
     check_command_abi (node, cq);
-  tp_device *d = node->device->data;
+  tp_device *nd = node->device->data, *d = nd->sched;
   cl_event ev = node->sync.event.event;
   touch (d);
 
@@ -486,7 +505,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
           listed = 1;
         }
     }
-  int eager = d->set.submit == TP_SUBMIT_EAGER;
+  int eager = nd->set.submit == TP_SUBMIT_EAGER;
   if (listed)
     push (d, node, eager ? PUSH_SELF : PUSH_OTHER);
   POCL_UNLOCK_OBJ (ev);
@@ -499,7 +518,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 void
 tp_notify (cl_device_id device, cl_event event, cl_event finished)
 {
-  tp_device *d = device->data;
+  tp_device *d = ((tp_device *)device->data)->sched;
   _cl_command_node *node = event->command;
 
   if (node->ready & TP_LISTED)
@@ -581,13 +600,13 @@ wait_until (tp_device *d, done_fn done, void *what)
 void
 tp_join (cl_device_id device, cl_command_queue cq)
 {
-  wait_until (device->data, queue_done, cq);
+  wait_until (((tp_device *)device->data)->sched, queue_done, cq);
 }
 
 void
 tp_wait_event (cl_device_id device, cl_event event)
 {
-  wait_until (device->data, event_done, event);
+  wait_until (((tp_device *)device->data)->sched, event_done, event);
 }
 
 /* Called by libpocl with the event locked, after the command left its
@@ -595,7 +614,7 @@ tp_wait_event (cl_device_id device, cl_event event)
 void
 tp_notify_event_finished (cl_event event)
 {
-  tp_device *d = event->queue->device->data;
+  tp_device *d = ((tp_device *)event->queue->device->data)->sched;
   tt_atomic_fetch_add_seq_cst (&d->finish_gen, 1);
   if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
     {

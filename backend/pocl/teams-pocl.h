@@ -76,6 +76,10 @@ typedef struct tp_device {
   cl_device_id dev;
   void *basic_data;        /* basic's device->data (printf buffer etc.) */
   tp_settings set;
+  /* The device whose scheduler state (below, to the counters) this
+   * device's commands use: the first teams device initialised, for all
+   * (queue.c, Devices).  Itself for that one. */
+  struct tp_device *sched;
 
   /* Scheduler state, protected by lock (queue.c has the protocol). */
   pthread_mutex_t lock;
