@@ -8,6 +8,7 @@ packages=(
   clang libomp-dev libtbb-dev gnuplot-nox
   libpocl2 libpocl-dev pocl-source pocl-opencl-icd pocl-tests
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
+  python3-pyopencl python3-numpy
 )
 missing=()
 for p in "${packages[@]}"; do
