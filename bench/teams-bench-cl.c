@@ -20,7 +20,9 @@
  * also drawn with gnuplot into FILE-SECTION.svg (plot.c).
  *
  * Sections (lower is better everywhere):
- *   cl-launch  empty kernel enqueue+finish; 1000 enqueues + one finish
+ *   cl-launch  empty kernel enqueue+finish; 1000 enqueues + one finish;
+ *              START - QUEUED of an enqueue+finish on a profiling queue
+ *              (clpeak's kernel launch latency)
  *   cl-sync    the same samples against basic/threads: PoCL's synchronous
  *              basic driver in a process that also has idle threads (the
  *              floor for any parallel driver: in a single-threaded
@@ -103,7 +105,8 @@ static const section_def sections[] = {
     {"cl-sync", "empty kernel against PoCL's synchronous basic driver in a "
      "process with idle threads (cl-launch's samples)", "basic/threads", NULL,
      0, 0, {"teams", "pthread", "basic", "basic/threads", NULL},
-     {"empty enqueue+finish", "1000 enqueues+finish", NULL}},
+     {"empty enqueue+finish", "1000 enqueues+finish",
+      "START - QUEUED"}},
     {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
      {"teams", "teams/greedy", "pthread", NULL}, {NULL}},
     {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
@@ -206,6 +209,31 @@ static void child_launch(void) {
     CHECK(clFinish(cl.q));
     sample("1000 enqueues+finish", "us/kernel", (now_s() - t0) / 1000 * 1e6);
   }
+  /* What clpeak reports as kernel launch latency: START - QUEUED of a
+   * command enqueued and then waited for (clFinish). */
+  cl_int err;
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES,
+                                 CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_command_queue pq =
+      clCreateCommandQueueWithProperties(cl.ctx, cl.dev, props, &err);
+  CHECK(err);
+  for (int b = 0; b < batches; b++) {
+    double sum = 0;
+    for (int i = 0; i < per; i++) {
+      cl_event ev;
+      CHECK(clEnqueueNDRangeKernel(pq, k, 1, NULL, &one, &one, 0, NULL, &ev));
+      CHECK(clFinish(pq));
+      cl_ulong q, st;
+      CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof q,
+                                    &q, NULL));
+      CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof st,
+                                    &st, NULL));
+      clReleaseEvent(ev);
+      sum += (double)(st - q);
+    }
+    sample("START - QUEUED", "us", sum / per * 1e-3);
+  }
+  clReleaseCommandQueue(pq);
   clReleaseKernel(k);
 }
 
