@@ -60,11 +60,13 @@ typedef struct tp_settings {
 #define TP_BURST_GRACES 20
 /* The progress thread stays awake (a timed wait per grace) for this many
  * grace periods after the host's last submit or push before it sleeps
- * until armed: a program that enqueues and waits in a loop whose turns are
- * longer than a grace pays no signal (a futex call, and a context switch on
- * the other core) per enqueue.  Costs at most this many wake-ups of the
- * thread after the host stops enqueuing. */
-#define TP_LINGER_GRACES 20
+ * until armed: a program that enqueues and waits in a loop whose turns
+ * take up to this many graces (200 us by default: clpeak's, an
+ * enqueue+finish of a short kernel) pays no signal (a futex call, and a
+ * context switch on the other core) per enqueue.  Costs at most this many
+ * wake-ups of the thread after the host stops enqueuing, also during a
+ * long kernel, where a wake-up may preempt a participant: kept small. */
+#define TP_LINGER_GRACES 4
 
 /* Parses "key=value" pairs separated by ',' or ' ' into *s (which holds the
  * defaults on entry).  Returns 0, or -1 with a message in err[errlen]. */
