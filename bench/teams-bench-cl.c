@@ -20,9 +20,14 @@
  * also drawn with gnuplot into FILE-SECTION.svg (plot.c).
  *
  * Sections (lower is better everywhere):
- *   cl-launch  empty kernel enqueue+finish; 1000 enqueues + one finish
- *   cl-sync    the same empty-kernel samples against basic, PoCL's
- *              synchronous driver (the floor: its own command path)
+ *   cl-launch  empty kernel enqueue+finish; 1000 enqueues + one finish;
+ *              START - QUEUED of an enqueue+finish on a profiling queue
+ *              (clpeak's kernel launch latency)
+ *   cl-sync    the same samples against basic/threads: PoCL's synchronous
+ *              basic driver in a process that also has idle threads (the
+ *              floor for any parallel driver: in a single-threaded
+ *              process glibc takes cheaper paths, which plain `basic`
+ *              measures), with basic beside it
  *   cl-axpy    axpy on 1e7 doubles, local 64 and NULL local
  *   cl-tri     the triangular kernel (row i costs i + 1), local 16
  *              (these two also as teams/greedy: the driver with
@@ -36,6 +41,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <math.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,15 +75,21 @@ typedef struct device_def {
   const char *pocl;    /* POCL_DEVICES */
   const char *vendors; /* OCL_ICD_VENDORS */
   const char *params;  /* POCL_TEAMS0_PARAMETERS, or NULL */
+  int idle_threads;    /* threads the child starts and leaves blocked */
 } device_def;
 
+/* basic/threads: how many idle threads (blocked in a condition variable)
+ * its child starts before it opens OpenCL. */
+#define TT_BENCH_IDLE_THREADS 3
+
 static const device_def devices[] = {
-    {"teams", "teams", TT_POCL_VENDORS, NULL},
-    {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy"},
+    {"teams", "teams", TT_POCL_VENDORS, NULL, 0},
+    {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy", 0},
     /* One participant: the serial time, so that ideal = serial / CPUs. */
-    {"teams/serial", "teams", TT_POCL_VENDORS, "cu=1"},
-    {"pthread", "pthread", TT_POCL_SYSTEM_VENDORS, NULL},
-    {"basic", "basic", TT_POCL_VENDORS, NULL},
+    {"teams/serial", "teams", TT_POCL_VENDORS, "cu=1", 0},
+    {"pthread", "pthread", TT_POCL_SYSTEM_VENDORS, NULL, 0},
+    {"basic", "basic", TT_POCL_VENDORS, NULL, 0},
+    {"basic/threads", "basic", TT_POCL_VENDORS, NULL, TT_BENCH_IDLE_THREADS},
 };
 #define NDEVICES (sizeof devices / sizeof devices[0])
 
@@ -91,10 +103,13 @@ typedef struct section_def {
 
 static const section_def sections[] = {
     {"cl-launch", "OpenCL launch overhead, empty kernel (1 item)", "pthread",
-     "launch", 7, 3, {"teams", "pthread", "basic", NULL}, {NULL}},
-    {"cl-sync", "empty kernel against PoCL's synchronous basic driver "
-     "(cl-launch's samples)", "basic", NULL, 0, 0,
-     {"teams", "pthread", "basic", NULL}, {"empty enqueue+finish", NULL}},
+     "launch", 7, 3, {"teams", "pthread", "basic", "basic/threads", NULL},
+     {NULL}},
+    {"cl-sync", "empty kernel against PoCL's synchronous basic driver in a "
+     "process with idle threads (cl-launch's samples)", "basic/threads", NULL,
+     0, 0, {"teams", "pthread", "basic", "basic/threads", NULL},
+     {"empty enqueue+finish", "1000 enqueues+finish",
+      "START - QUEUED"}},
     {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
      {"teams", "teams/greedy", "pthread", NULL}, {NULL}},
     {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
@@ -197,6 +212,31 @@ static void child_launch(void) {
     CHECK(clFinish(cl.q));
     sample("1000 enqueues+finish", "us/kernel", (now_s() - t0) / 1000 * 1e6);
   }
+  /* What clpeak reports as kernel launch latency: START - QUEUED of a
+   * command enqueued and then waited for (clFinish). */
+  cl_int err;
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES,
+                                 CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_command_queue pq =
+      clCreateCommandQueueWithProperties(cl.ctx, cl.dev, props, &err);
+  CHECK(err);
+  for (int b = 0; b < batches; b++) {
+    double sum = 0;
+    for (int i = 0; i < per; i++) {
+      cl_event ev;
+      CHECK(clEnqueueNDRangeKernel(pq, k, 1, NULL, &one, &one, 0, NULL, &ev));
+      CHECK(clFinish(pq));
+      cl_ulong q, st;
+      CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof q,
+                                    &q, NULL));
+      CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof st,
+                                    &st, NULL));
+      clReleaseEvent(ev);
+      sum += (double)(st - q);
+    }
+    sample("START - QUEUED", "us", sum / per * 1e-3);
+  }
+  clReleaseCommandQueue(pq);
   clReleaseKernel(k);
 }
 
@@ -321,7 +361,32 @@ static void child_first(const char *cache) {
   clReleaseKernel(k);
 }
 
+/* The child's idle threads (basic/threads): each blocks for good on a
+ * condition variable nobody signals; the process's exit ends them. */
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+
+static void *idle_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&idle_lock);
+  for (;;)
+    pthread_cond_wait(&idle_cond, &idle_lock);
+  return NULL;
+}
+
+static void start_idle_threads(void) {
+  const char *e = getenv("TEAMS_BENCH_IDLE_THREADS");
+  int n = e ? atoi(e) : 0;
+  for (int i = 0; i < n; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, idle_main, NULL) != 0)
+      die("cannot start idle thread %d", i);
+    pthread_detach(t);
+  }
+}
+
 static int child_main(const char *what) {
+  start_idle_threads();
   cl_open();
   if (!strcmp(what, "launch"))
     child_launch();
@@ -365,22 +430,26 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
   int fds[2];
   if (pipe(fds) != 0)
     die("pipe: %s", strerror(errno));
-  char e_vendors[4200], e_devices[128], e_cache[4200], e_params[256];
+  char e_vendors[4200], e_devices[128], e_cache[4200], e_params[256],
+      e_idle[64];
   snprintf(e_vendors, sizeof e_vendors, "OCL_ICD_VENDORS=%s", d->vendors);
   snprintf(e_devices, sizeof e_devices, "POCL_DEVICES=%s", d->pocl);
   snprintf(e_cache, sizeof e_cache, "POCL_CACHE_DIR=%s", cache);
   snprintf(e_params, sizeof e_params, "POCL_TEAMS0_PARAMETERS=%s",
            d->params ? d->params : "");
+  snprintf(e_idle, sizeof e_idle, "TEAMS_BENCH_IDLE_THREADS=%d",
+           d->idle_threads);
   /* The environment minus what we set. */
   size_t n = 0;
   while (environ[n])
     n++;
-  char **env = malloc((n + 5) * sizeof *env);
+  char **env = malloc((n + 6) * sizeof *env);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "OCL_ICD_VENDORS=", 16) &&
         strncmp(environ[i], "POCL_DEVICES=", 13) &&
         strncmp(environ[i], "POCL_CACHE_DIR=", 15) &&
+        strncmp(environ[i], "TEAMS_BENCH_IDLE_THREADS=", 25) &&
         (d->params == NULL ||
          strncmp(environ[i], "POCL_TEAMS0_PARAMETERS=", 23)))
       env[k++] = environ[i];
@@ -389,6 +458,8 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
   env[k++] = e_cache;
   if (d->params)
     env[k++] = e_params;
+  if (d->idle_threads)
+    env[k++] = e_idle;
   env[k] = NULL;
   char *argv[] = {opt.self, "--child", (char *)what,
                   opt.quick ? "--quick" : NULL, NULL};

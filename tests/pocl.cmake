@@ -72,6 +72,27 @@ if(TT_CLINFO AND TT_SANITIZE STREQUAL "")
     PASS_REGULAR_EXPRESSION "Device Name[ ]+teams-.*Max compute units[ ]+[1-9]")
 endif()
 
+# A Python client: PyOpenCL (Debian python3-pyopencl, python3-numpy) on the
+# teams device through the wrapper, checked against numpy.  Debian's
+# interpreter first: the packages are installed for it.
+find_program(TT_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT TT_PYTHON3)
+  find_program(TT_PYTHON3 python3)
+endif()
+if(TT_PYTHON3 AND TT_SANITIZE STREQUAL "")
+  execute_process(COMMAND ${TT_PYTHON3} -c "import pyopencl, numpy"
+    RESULT_VARIABLE tt_pyopencl_rc OUTPUT_QUIET ERROR_QUIET)
+  if(tt_pyopencl_rc EQUAL 0)
+    add_test(NAME pocl-pyopencl COMMAND ${TT_TEAMS_RUN} ${TT_PYTHON3}
+      ${CMAKE_CURRENT_LIST_DIR}/pocl-python/test-pyopencl.py)
+    # Cold, its kernels take minutes to compile on 2 cores.
+    set_tests_properties(pocl-pyopencl PROPERTIES LABELS "pocl" TIMEOUT 1200
+      ENVIRONMENT "POCL_CACHE_DIR=${TT_POCL_CACHE}/teams")
+  else()
+    message(STATUS "pocl-pyopencl: ${TT_PYTHON3} lacks pyopencl or numpy (tools/install-deps.sh): test not registered")
+  endif()
+endif()
+
 if(TT_SANITIZE STREQUAL "")
   include(${CMAKE_CURRENT_LIST_DIR}/pocl-tests/pocl-tests.cmake OPTIONAL)
 endif()

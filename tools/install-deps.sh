@@ -9,6 +9,7 @@ packages=(
   libpocl2 libpocl-dev pocl-source pocl-opencl-icd pocl-tests
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
   openmpi-bin libopenmpi-dev
+  python3-pyopencl python3-numpy
 )
 missing=()
 for p in "${packages[@]}"; do

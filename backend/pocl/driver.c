@@ -27,6 +27,20 @@ static cl_int teams_init (unsigned j, cl_device_id device, const char *params);
 static cl_device_partition_property partition_properties[2]
     = { CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS };
 
+/* The device whose scheduler all teams devices share (queue.c, Devices):
+ * the first one initialised.  PoCL initialises, uninitialises and
+ * reinitialises its devices one after another, under its own lock, and
+ * only while no command exists. */
+static tp_device *sched_owner;
+
+static void
+link_sched (tp_device *d)
+{
+  if (sched_owner == NULL)
+    sched_owner = d;
+  d->sched = sched_owner;
+}
+
 /* Settings by device index, for reinit (which gets no parameters). */
 #define TP_MAX_DEVICES 64
 static tp_settings saved_settings[TP_MAX_DEVICES];
@@ -306,6 +320,7 @@ teams_init (unsigned j, cl_device_id device, const char *params)
       return CL_OUT_OF_HOST_MEMORY;
     }
   device->data = d;
+  link_sched (d);
 
   /* Honest values: a work-group runs on one participant, participants are
    * the team's threads. */
@@ -326,6 +341,8 @@ teams_uninit (unsigned j, cl_device_id device)
 {
   tp_device *d = device->data;
   tp_queue_fini (d);
+  if (sched_owner == d)
+    sched_owner = NULL;
   device->data = d->basic_data;
   free (d);
   return basic_ops.uninit (j, device);
@@ -349,6 +366,7 @@ teams_reinit (unsigned j, cl_device_id device)
       return CL_OUT_OF_HOST_MEMORY;
     }
   device->data = d;
+  link_sched (d);
   return CL_SUCCESS;
 }
 

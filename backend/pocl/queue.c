@@ -14,6 +14,21 @@
  * 0.3-0.5 us run synchronously by its caller, 5-19 us through a dispatcher
  * thread, 27-43 us on PoCL's pthread driver; the hand-offs are the cost.
  *
+ * Devices.  All teams devices of the process (POCL_DEVICES="teams teams",
+ * and sub-devices, which share their parent's data) run on the one team,
+ * and share one scheduler: the ready list, its lock, its runners and one
+ * progress thread live in the first device's tp_device (d->sched; the
+ * functions below take the scheduler as `d`).  A waiter on any device runs
+ * every device's ready commands in the order they became ready, as PoCL's
+ * pthread driver does with its one scheduler.  This is what the PoCL
+ * runtime's multi-device programs rely on: the devices share global memory
+ * (global_mem_id 0, as on every PoCL CPU driver), so PoCL adds no migration
+ * command, hence no implicit dependency, between commands of different
+ * devices' queues on one buffer; with a list per device, a blocking read
+ * on one device ran before a kernel still listed on the other.  Counters
+ * and settings stay per device (eager or lazy submit: the command's
+ * device's; the grace: the scheduler's).
+ *
  * Locks and their order
  *   event lock (PoCL's ev->pocl_lock)  ->  d->lock
  * d->lock guards the ready list (ready_head/tail, node->next of listed
@@ -76,8 +91,16 @@
  * it wakes, so a grace ends between one and two grace periods after the
  * last submit.  The wait is capped at TP_BURST_GRACES grace periods after
  * the thread first saw the list non-empty; then it runs what is still
- * listed (a waiter took it otherwise), or sleeps if nothing is.  While a
- * runner exists it sleeps: the runner runs the list or re-arms it.
+ * listed (a waiter took it otherwise).  With nothing listed, or while a
+ * runner exists (the runner runs the list or re-arms it), it lingers: it
+ * stays in GRACE and looks again every grace period until the host has
+ * been quiet for TP_LINGER_GRACES graces, and only then sleeps until
+ * armed.  So a host that enqueues and waits in a loop finds it in GRACE at
+ * every enqueue and pays no signal: the signal (a futex call that wakes a
+ * thread on the other core, 2-16 us on the enqueue path on this 2-core
+ * machine, measured) was most of clpeak's kernel latency, START - QUEUED,
+ * when each turn of the loop took longer than a grace.  Arming signals
+ * after d->lock is released (kick_progress).
  *
  * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
  * notify_event_finished, which libpocl calls after the finished command left
@@ -130,15 +153,15 @@ typedef struct drain_frame {
 
 static __thread drain_frame *tls_frame;
 
-/* This thread's drain of d when a waiter or submitter runs it: the frame
- * that keeps a chain and sums the counters.  The progress thread's does
- * neither (see Chains, and Counters below): NULL then, and outside a drain
- * of d. */
+/* This thread's drain of d's scheduler (d->sched) when a waiter or
+ * submitter runs it: the frame that keeps a chain and sums the counters.
+ * The progress thread's does neither (see Chains, and Counters below):
+ * NULL then, and outside a drain of that scheduler. */
 static drain_frame *
 own_frame (tp_device *d)
 {
   drain_frame *f = tls_frame;
-  return f != NULL && f->d == d && f->by != BY_PROGRESS ? f : NULL;
+  return f != NULL && f->d == d->sched && f->by != BY_PROGRESS ? f : NULL;
 }
 
 typedef enum push_how {
@@ -177,11 +200,13 @@ run_counter (tp_device *d, run_by by)
     }
 }
 
+/* d: the command's device (counters are per device; a frame sums those
+ * of its scheduler's own device only). */
 static void
 count_run (tp_device *d, run_by by)
 {
   drain_frame *f = own_frame (d);
-  if (f != NULL)
+  if (f != NULL && f->d == d)
     f->ran++;
   else
     tt_atomic_fetch_add_relaxed (run_counter (d, by), 1);
@@ -191,7 +216,7 @@ void
 tp_count_ndrange (tp_device *d, size_t groups)
 {
   drain_frame *f = own_frame (d);
-  if (f != NULL)
+  if (f != NULL && f->d == d)
     {
       f->ndrange++;
       f->groups += groups;
@@ -217,12 +242,16 @@ frame_flush (drain_frame *f)
 static void *progress_main (void *arg);
 
 /* Precondition: d->lock held.  Makes sure the progress thread will look at
- * the list within the grace period. */
-static void
+ * the list within the grace period.  Returns 1 when the caller must call
+ * kick_progress (d) after releasing d->lock: the thread sleeps and needs a
+ * signal.  Signalling after the unlock spares the woken thread a block on
+ * d->lock that the signaller still holds (two more futex calls, and on a
+ * loaded 2-core machine a context switch, on the enqueue path). */
+static int
 arm_progress_locked (tp_device *d)
 {
   if (d->shutdown)
-    return;
+    return 0;
   if (!d->progress_started)
     {
       d->progress_state = TP_PROGRESS_GRACE;
@@ -232,17 +261,27 @@ arm_progress_locked (tp_device *d)
           /* No thread: the commands still run when someone waits. */
           fprintf (stderr, "teams: cannot start the progress thread; "
                            "commands run only when waited for\n");
-          return;
+          return 0;
         }
       d->progress_started = 1;
-      return;
+      return 0;
     }
   if (d->progress_state == TP_PROGRESS_SLEEPING)
     {
       d->progress_state = TP_PROGRESS_GRACE;
       d->armed_at = now_ns ();
-      pthread_cond_signal (&d->progress_cond);
+      return 1;
     }
+  return 0;
+}
+
+/* Precondition: d->lock not held; arm_progress_locked returned 1.  The
+ * thread, when it wakes, reads its state under d->lock (set to GRACE by the
+ * arm): a signal that finds it not yet waiting is not needed. */
+static void
+kick_progress (tp_device *d)
+{
+  pthread_cond_signal (&d->progress_cond);
 }
 
 /* Every submit and push: tells the progress thread that the host is still
@@ -258,8 +297,9 @@ touch (tp_device *d)
 }
 
 /* Precondition: d->lock held and the node's event locked (lock order event ->
- * d).  Appends the node and makes sure a runner will see it. */
-static void
+ * d).  Appends the node and makes sure a runner will see it.  Returns
+ * arm_progress_locked's answer (1: kick after the unlock). */
+static int
 list_locked (tp_device *d, _cl_command_node *node, push_how how)
 {
   node->next = NULL;
@@ -274,14 +314,14 @@ list_locked (tp_device *d, _cl_command_node *node, push_how how)
   touch (d);
 
   if (how == PUSH_SELF || (tls_frame != NULL && tls_frame->d == d))
-    return;
+    return 0;
   if (d->runners > 0)
     {
       if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
         pthread_cond_broadcast (&d->waiters_cond);
-      return;
+      return 0;
     }
-  arm_progress_locked (d);
+  return arm_progress_locked (d);
 }
 
 /* Precondition: the node's event locked, d->lock not held.  Marks the node
@@ -302,8 +342,10 @@ push (tp_device *d, _cl_command_node *node, push_how how)
       return;
     }
   pthread_mutex_lock (&d->lock);
-  list_locked (d, node, how);
+  int kick = list_locked (d, node, how);
   pthread_mutex_unlock (&d->lock);
+  if (kick)
+    kick_progress (d);
 }
 
 /* Precondition: d->lock held. */
@@ -321,13 +363,15 @@ pop_locked (tp_device *d)
   return n;
 }
 
-/* Precondition: d->lock held; the caller stops being a runner. */
-static void
+/* Precondition: d->lock held; the caller stops being a runner.  Returns 1
+ * when the caller must kick_progress after the unlock. */
+static int
 leave_locked (tp_device *d)
 {
   d->runners--;
   if (d->ready_head != NULL && d->runners == 0)
-    arm_progress_locked (d);
+    return arm_progress_locked (d);
+  return 0;
 }
 
 /* Runs or fails one popped node.  No lock held (see the protocol).  The node
@@ -335,6 +379,8 @@ leave_locked (tp_device *d)
 static void
 run_node (tp_device *d, _cl_command_node *node, run_by by)
 {
+  (void)d;
+  tp_device *nd = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
   if (node->ready & TP_FAILED)
     {
@@ -351,10 +397,10 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
         pocl_update_event_failed (ev);
       POCL_UNLOCK_OBJ (ev);
       POclReleaseEvent (ev);
-      tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
+      tt_atomic_fetch_add_relaxed (&nd->n_failed, 1);
       return;
     }
-  count_run (d, by);
+  count_run (nd, by);
   pocl_exec_command (node);
 }
 
@@ -390,8 +436,10 @@ drain (tp_device *d, run_by by)
   pthread_mutex_lock (&d->lock);
   d->runners++;
   drain_locked (d, by);
-  leave_locked (d);
+  int kick = leave_locked (d);
   pthread_mutex_unlock (&d->lock);
+  if (kick)
+    kick_progress (d);
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */
@@ -428,7 +476,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 {
   if (!tt_atomic_load_relaxed (&commands_checked))
     check_command_abi (node, cq);
-  tp_device *d = node->device->data;
+  tp_device *nd = node->device->data, *d = nd->sched;
   cl_event ev = node->sync.event.event;
   touch (d);
 
@@ -449,7 +497,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
           listed = 1;
         }
     }
-  int eager = d->set.submit == TP_SUBMIT_EAGER;
+  int eager = nd->set.submit == TP_SUBMIT_EAGER;
   if (listed)
     push (d, node, eager ? PUSH_SELF : PUSH_OTHER);
   POCL_UNLOCK_OBJ (ev);
@@ -462,7 +510,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 void
 tp_notify (cl_device_id device, cl_event event, cl_event finished)
 {
-  tp_device *d = device->data;
+  tp_device *d = ((tp_device *)device->data)->sched;
   _cl_command_node *node = event->command;
 
   if (node->ready & TP_LISTED)
@@ -535,20 +583,22 @@ wait_until (tp_device *d, done_fn done, void *what)
           tt_atomic_fetch_sub_seq_cst (&d->sleeping, 1);
         }
     }
-  leave_locked (d);
+  int kick = leave_locked (d);
   pthread_mutex_unlock (&d->lock);
+  if (kick)
+    kick_progress (d);
 }
 
 void
 tp_join (cl_device_id device, cl_command_queue cq)
 {
-  wait_until (device->data, queue_done, cq);
+  wait_until (((tp_device *)device->data)->sched, queue_done, cq);
 }
 
 void
 tp_wait_event (cl_device_id device, cl_event event)
 {
-  wait_until (device->data, event_done, event);
+  wait_until (((tp_device *)device->data)->sched, event_done, event);
 }
 
 /* Called by libpocl with the event locked, after the command left its
@@ -556,7 +606,7 @@ tp_wait_event (cl_device_id device, cl_event event)
 void
 tp_notify_event_finished (cl_event event)
 {
-  tp_device *d = event->queue->device->data;
+  tp_device *d = ((tp_device *)event->queue->device->data)->sched;
   tt_atomic_fetch_add_seq_cst (&d->finish_gen, 1);
   if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
     {
@@ -588,17 +638,12 @@ progress_main (void *arg)
   pthread_mutex_lock (&d->lock);
   while (!d->shutdown)
     {
-      if (d->progress_state == TP_PROGRESS_SLEEPING || d->runners > 0)
+      if (d->progress_state == TP_PROGRESS_SLEEPING)
         {
-          /* A runner (or nobody: empty list) owns the list; arming wakes
-           * us. */
-          d->progress_state = TP_PROGRESS_SLEEPING;
+          /* Arming wakes us. */
           pthread_cond_wait (&d->progress_cond, &d->lock);
           continue;
         }
-      /* Due: grace after arming and after the host's last submit or push
-       * (as this thread saw it), capped at TP_BURST_GRACES graces after it
-       * saw the list non-empty. */
       uint64_t t = now_ns (), g = d->set.grace_ns;
       uint64_t act = tt_atomic_load_relaxed (&d->activity);
       if (act != seen_activity)
@@ -606,6 +651,26 @@ progress_main (void *arg)
           seen_activity = act;
           quiet_from = t;
         }
+      /* Lingering: while the host enqueued within the last TP_LINGER_GRACES
+       * graces, look again every grace instead of sleeping, so that the
+       * next push finds this thread in GRACE and costs no signal. */
+      int linger = t < quiet_from + (uint64_t)TP_LINGER_GRACES * g;
+      if (d->runners > 0)
+        {
+          /* A runner owns the list (it re-arms us when it leaves with
+           * commands listed). */
+          if (linger)
+            {
+              d->progress_state = TP_PROGRESS_GRACE;
+              timed_wait_until (d, t + g);
+            }
+          else
+            d->progress_state = TP_PROGRESS_SLEEPING;
+          continue;
+        }
+      /* Due: grace after arming and after the host's last submit or push
+       * (as this thread saw it), capped at TP_BURST_GRACES graces after it
+       * saw the list non-empty. */
       if (d->list_epoch != seen_epoch)
         {
           seen_epoch = d->list_epoch;
@@ -628,7 +693,10 @@ progress_main (void *arg)
         }
       if (d->ready_head == NULL)
         {
-          d->progress_state = TP_PROGRESS_SLEEPING;
+          if (linger)
+            timed_wait_until (d, t + g);
+          else
+            d->progress_state = TP_PROGRESS_SLEEPING;
           continue;
         }
       d->progress_state = TP_PROGRESS_RUNNING;
@@ -647,7 +715,16 @@ progress_main (void *arg)
 int
 tp_queue_init (tp_device *d)
 {
-  if (pthread_mutex_init (&d->lock, NULL) != 0)
+  /* Adaptive: the lock is held for a few instructions at a time, and a
+   * waiter that finds the progress thread holding it should spin a little
+   * rather than sleep on it (a futex sleep and wake-up, tens of us on a
+   * loaded machine, between a command's enqueue and its start). */
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init (&ma);
+  pthread_mutexattr_settype (&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+  int rc = pthread_mutex_init (&d->lock, &ma);
+  pthread_mutexattr_destroy (&ma);
+  if (rc != 0)
     return -1;
   pthread_cond_init (&d->waiters_cond, NULL);
   pthread_condattr_t ca;

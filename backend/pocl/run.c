@@ -46,6 +46,8 @@
  * work-group (pthread allocates once per thread; so do we, per thread). */
 #include "teams-pocl.h"
 
+#include "pocl_timing.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +79,9 @@ struct tp_launch {
   size_t ng0, ng1, m;
   unsigned ftz;
   tp_device *d;
+  /* Profiling queues only (else NULL): the earliest time a participant
+   * began its first work-group, UINT64_MAX until one did (see Timing). */
+  _Atomic uint64_t *t_first;
 };
 
 /* One participant's view of its scratch (thread-local; the memory is the
@@ -225,12 +230,31 @@ fp_leave (tp_fp saved)
 }
 #endif
 
+/* Timing: a participant's first chunk of a launch lowers L->t_first to
+ * the time it begins, on PoCL's clock (pocl_gettimemono_ns, the clock of
+ * every other timestamp of the event).  A minimum, not the first store: the
+ * participant that read the clock first may store last. */
+static void
+note_first (const struct tp_launch *L)
+{
+  uint64_t t = pocl_gettimemono_ns ();
+  uint64_t cur = tt_atomic_load_relaxed (L->t_first);
+  /* acq_rel only because the runtime names no relaxed CAS: the value
+   * orders nothing (the region's end publishes it to the caller). */
+  while (t < cur && !tt_atomic_cas_acq_rel (L->t_first, &cur, t))
+    ;
+}
+
 static void
 run_groups (const struct tp_launch *L, size_t begin, size_t end)
 {
   struct part *pt = &tls_part;
   if (pt->launch_id != L->id)
-    part_setup (pt, L);
+    {
+      if (L->t_first != NULL)
+        note_first (L);
+      part_setup (pt, L);
+    }
 
   tp_fp want;
   tp_fp saved = fp_enter (L->ftz, &want);
@@ -410,12 +434,28 @@ tp_run (void *data, _cl_command_node *cmd)
     .ftz = kernel->program->flush_denorms,
     .d = d,
   };
+  /* START is the first work-group's start, not PoCL's RUNNING (taken
+   * before the arguments above were built and the region started). */
+  _Atomic uint64_t t_first = UINT64_MAX;
+  cl_event ev = cmd->sync.event.event;
+  if (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)
+    L.t_first = &t_first;
   size_t p = d->set.participants;
   if (cmd->device->max_compute_units < p)
     p = cmd->device->max_compute_units; /* a sub-device */
   if (p == 0)
     p = 1;
   run_on_team (&L, &d->set, p);
+  /* The region has ended (its end orders the participants' stores before
+   * this load).  PoCL reads time_start only once the event is complete,
+   * which it publishes later under the event lock; END is taken then, after
+   * the last work-group. */
+  if (L.t_first != NULL)
+    {
+      uint64_t t = tt_atomic_load_relaxed (&t_first);
+      if (t != UINT64_MAX && t > ev->time_start)
+        ev->time_start = t;
+    }
 
   tp_count_ndrange (d, m);
 

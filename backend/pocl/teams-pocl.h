@@ -70,6 +70,15 @@ typedef struct tp_settings {
  * grace periods: a program that enqueues without ever waiting still sees
  * its oldest command start within about 20 * grace. */
 #define TP_BURST_GRACES 20
+/* The progress thread stays awake (a timed wait per grace) for this many
+ * grace periods after the host's last submit or push before it sleeps
+ * until armed: a program that enqueues and waits in a loop whose turns
+ * take up to this many graces (200 us by default: clpeak's, an
+ * enqueue+finish of a short kernel) pays no signal (a futex call, and a
+ * context switch on the other core) per enqueue.  Costs at most this many
+ * wake-ups of the thread after the host stops enqueuing, also during a
+ * long kernel, where a wake-up may preempt a participant: kept small. */
+#define TP_LINGER_GRACES 4
 
 /* Parses "key=value" pairs separated by ',' or ' ' into *s (which holds the
  * defaults on entry).  Returns 0, or -1 with a message in err[errlen]. */
@@ -90,6 +99,10 @@ typedef struct tp_device {
   cl_device_id dev;
   void *basic_data;        /* basic's device->data (printf buffer etc.) */
   tp_settings set;
+  /* The device whose scheduler state (below, to the counters) this
+   * device's commands use: the first teams device initialised, for all
+   * (queue.c, Devices).  Itself for that one. */
+  struct tp_device *sched;
 
   /* Scheduler state, protected by lock (queue.c has the protocol). */
   pthread_mutex_t lock;

@@ -42,3 +42,6 @@ configure_file("${CMAKE_CURRENT_LIST_DIR}/run.in" "${root}/run" @ONLY
 
 add_test(NAME pocl-tests COMMAND "${root}/run" --subset -j 2)
 set_tests_properties(pocl-tests PROPERTIES LABELS "pocl" TIMEOUT 900)
+# Two teams devices on the one team: PoCL's multi-device programs.
+add_test(NAME pocl-tests-two-devices COMMAND "${root}/run" --two-devices)
+set_tests_properties(pocl-tests-two-devices PROPERTIES LABELS "pocl" TIMEOUT 900)
