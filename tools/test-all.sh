@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build and run the whole test suite: the normal build (library, driver,
 # kernels, model check, conformance), then the runtime's suite under
-# ThreadSanitizer and under AddressSanitizer + UBSan.  The PoCL driver is
+# ThreadSanitizer and under AddressSanitizer + UBSan: the configure presets
+# release, tsan and asan of CMakePresets.json, in build-ci/<preset>.  The PoCL driver is
 # not rebuilt under the sanitizers: libpocl and its JIT are not instrumented.
 # Exits non-zero on the first failing build or test run.
 set -euo pipefail
@@ -9,20 +10,20 @@ cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 werror=${TT_WERROR:-ON}
 
-run_suite() { # build-dir, extra cmake args...
-  local dir=$1; shift
-  echo "=== $dir: configure $*"
-  cmake -S . -B "$dir" -DTT_WERROR="$werror" "$@" >"$dir.configure.log" 2>&1 ||
+run_suite() { # preset (CMakePresets.json; build dir build-ci/<preset>)
+  local preset=$1 dir=build-ci/$1
+  mkdir -p "$dir"
+  echo "=== $preset: configure"
+  cmake --preset "$preset" -DTT_WERROR="$werror" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
-  echo "=== $dir: build"
-  cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 ||
+  echo "=== $preset: build"
+  cmake --build --preset "$preset" -j"$jobs" >"$dir.build.log" 2>&1 ||
     { tail -n 60 "$dir.build.log"; return 1; }
-  echo "=== $dir: test"
-  (cd "$dir" && ctest --output-on-failure --timeout 900)
+  echo "=== $preset: test"
+  ctest --preset "$preset"
 }
 
-mkdir -p build-ci
-run_suite build-ci/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
-run_suite build-ci/tsan -DTT_SANITIZE=thread -DTT_BUILD_POCL=OFF -DTT_BUILD_BENCH=OFF
-run_suite build-ci/asan -DTT_SANITIZE=address -DTT_BUILD_POCL=OFF -DTT_BUILD_BENCH=OFF
+run_suite release
+run_suite tsan
+run_suite asan
 echo "=== all suites passed"
