@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config xz-utils
   libhwloc-dev hwloc libcriterion-dev spin
+  libudev-dev  # hwloc.pc's static link flags (-ludev): pkg-config --static teams
   clang libomp-dev libtbb-dev gnuplot-nox
   libpocl2 libpocl-dev pocl-source pocl-opencl-icd pocl-tests
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo

@@ -1,28 +1,80 @@
 #!/usr/bin/env bash
 # Build and run the whole test suite: the normal build (library, driver,
 # kernels, model check, conformance), then the runtime's suite under
-# ThreadSanitizer and under AddressSanitizer + UBSan.  The PoCL driver is
-# not rebuilt under the sanitizers: libpocl and its JIT are not instrumented.
-# Exits non-zero on the first failing build or test run.
-set -euo pipefail
+# ThreadSanitizer and under AddressSanitizer + UBSan: the configure presets
+# release, tsan and asan of CMakePresets.json, in build-ci/<preset>.  The PoCL
+# driver is not rebuilt under the sanitizers: libpocl and its JIT are not
+# instrumented.
+#
+# Independent parts run side by side (of the 15 minutes of a sequential run,
+# about 5.5 are the model check on one core, 3.5 PoCL's test programs):
+#   the model check (needs the release tree configured, not built) ........ |
+#   build release, its other tests (ctest -j), PoCL's test programs ........ |
+#   after the release build: build tsan, its tests, build asan, its tests . |
+# then, with nothing else running, the tests that watch the team's threads
+# (test-team: on an overcommitted machine the unused worker must be found
+# asleep, which other load on the CPUs can prevent), once per build.
+# Each step writes build-ci/logs/<step>.log and prints one line when it ends;
+# the logs of failed steps are printed at the end.  Exits non-zero if any
+# step failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 werror=${TT_WERROR:-ON}
+logs=build-ci/logs
+rm -rf "$logs"
+mkdir -p "$logs"
+t0=$SECONDS
 
-run_suite() { # build-dir, extra cmake args...
-  local dir=$1; shift
-  echo "=== $dir: configure $*"
-  cmake -S . -B "$dir" -DTT_WERROR="$werror" "$@" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; return 1; }
-  echo "=== $dir: build"
-  cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 ||
-    { tail -n 60 "$dir.build.log"; return 1; }
-  echo "=== $dir: test"
-  (cd "$dir" && ctest --output-on-failure --timeout 900)
+step() { # name command...: one line when it ends, output in $logs/<name>.log
+  local name=$1 start=$SECONDS
+  shift
+  if "$@" >"$logs/$name.log" 2>&1; then
+    echo "=== $name: passed ($((SECONDS - start)) s)"
+  else
+    echo "=== $name: FAILED ($((SECONDS - start)) s)"
+    echo "$name" >>"$logs/failed"
+    return 1
+  fi
+}
+configure() { cmake --preset "$1" -DTT_WERROR="$werror"; }
+build() { cmake --build --preset "$1" -j"$jobs"; }
+check() { ctest --preset "$1" --no-tests=error "${@:2}"; }
+
+finish() {
+  if [[ -s $logs/failed ]]; then
+    while read -r name; do
+      echo
+      echo "=== $name failed; the end of $logs/$name.log:"
+      tail -n 200 "$logs/$name.log"
+    done <"$logs/failed"
+    echo
+    echo "=== FAILED: $(paste -sd ' ' "$logs/failed") ($((SECONDS - t0)) s)"
+    exit 1
+  fi
+  echo "=== all suites passed ($((SECONDS - t0)) s)"
 }
 
+quiet='^test-team$'   # run alone, at the end
 mkdir -p build-ci
-run_suite build-ci/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
-run_suite build-ci/tsan -DTT_SANITIZE=thread -DTT_BUILD_POCL=OFF -DTT_BUILD_BENCH=OFF
-run_suite build-ci/asan -DTT_SANITIZE=address -DTT_BUILD_POCL=OFF -DTT_BUILD_BENCH=OFF
-echo "=== all suites passed"
+step configure-release configure release &&
+  step configure-tsan configure tsan &&
+  step configure-asan configure asan || finish
+
+step model-check check release -R '^model-check$' &
+
+built=()
+if step build-release build release; then
+  built+=(release)
+  step test-release check release -j"$jobs" -E "^(model-check|pocl-tests)\$|$quiet"
+  step pocl-tests check release -R '^pocl-tests$' &
+fi
+for preset in tsan asan; do
+  step "build-$preset" build "$preset" && built+=("$preset") &&
+    step "test-$preset" check "$preset" -j"$jobs" -E "$quiet"
+done
+wait
+for preset in "${built[@]}"; do
+  step "test-$preset-alone" check "$preset" -R "$quiet"
+done
+finish

@@ -26,7 +26,7 @@
 #include "atomic.h"
 #include "teams/team.h"
 
-#if defined(__GNUC__)
+#if !defined(TEAMS_STATIC) && defined(__GNUC__)
 #define TT_INTERNAL __attribute__((visibility("default")))
 #else
 #define TT_INTERNAL

@@ -9,7 +9,8 @@
 # `pocl-tests` runs the representative subset (CI); --full runs all.
 set(TT_POCL_TESTS_DIR "/usr/share/pocl-tests" CACHE PATH "Debian pocl-tests package root")
 if(NOT EXISTS "${TT_POCL_TESTS_DIR}/tests/CMakeLists.txt")
-  message(STATUS "pocl-tests: ${TT_POCL_TESTS_DIR} missing (apt-get install pocl-tests): runner not configured")
+  tt_left_out(TT_BUILD_TESTS "PoCL's test programs (pocl-tests)"
+    "${TT_POCL_TESTS_DIR} missing (apt-get install pocl-tests)")
   return()
 endif()
 

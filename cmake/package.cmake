@@ -1,0 +1,76 @@
+# Debian packages (CPack, DEB generator), one per install component:
+#   libteams0    lib    libteams.so.0
+#   libteams-dev dev    headers, libteams.so, libteams.a, the CMake package,
+#                       teams.pc
+#   teams-pocl   pocl   the driver in its private PoCL prefix, teams-run
+#   teams-tools  tools  teams-info, teams-demo
+# `cpack` in the build tree writes them (README: Debian packages).  The
+# driver shares PoCL's private struct layouts, so teams-pocl depends on the
+# exact libpocl2 it was built against.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME teams)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "GPU-style kernels on CPU cores: a process-wide thread team")
+# Staged with DESTDIR and CMAKE_INSTALL_PREFIX=/usr (CPACK_INSTALL_PREFIX):
+# the driver's install step writes the ICD file's absolute path from
+# CMAKE_INSTALL_PREFIX, which must be the package's /usr, not the staging
+# directory (what CPack passes without DESTDIR staging).
+set(CPACK_SET_DESTDIR ON)
+set(CPACK_INSTALL_PREFIX /usr)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/packages)
+set(TT_DEB_MAINTAINER "teams maintainers <teams@localhost>" CACHE STRING
+  "Maintainer field of the Debian packages")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${TT_DEB_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)   # "libteams0 (= 0.1.0-1)"
+
+set(CPACK_COMPONENTS_ALL lib dev tools)
+if(TARGET teams_pocl)
+  list(APPEND CPACK_COMPONENTS_ALL pocl)
+endif()
+
+# libteams0: its Depends from dpkg-shlibdeps (libc6, libhwloc15).
+set(CPACK_DEBIAN_LIB_PACKAGE_NAME libteams0)
+set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_LIB_PACKAGE_SHLIBDEPS ON)
+string(CONCAT CPACK_COMPONENT_LIB_DESCRIPTION
+  "teams runtime library\n"
+  "One process-wide thread team with range schedules (static, greedy, work\n"
+  "stealing) and an NDRange launcher that runs GPU-style kernels on CPU cores.")
+
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME libteams-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_COMPONENT_DEV_DEPENDS lib)
+# The static library and the CMake package need hwloc's development files.
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libhwloc-dev")
+string(CONCAT CPACK_COMPONENT_DEV_DESCRIPTION
+  "teams runtime library: development files\n"
+  "Headers, the static library, the CMake package (find_package(teams)) and\n"
+  "teams.pc for pkg-config.")
+
+set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME teams-tools)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION utils)
+set(CPACK_COMPONENT_TOOLS_DEPENDS lib)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libhwloc15")   # teams-info links libteams.a
+string(CONCAT CPACK_COMPONENT_TOOLS_DESCRIPTION
+  "teams runtime library: tools\n"
+  "teams-info prints the topology and the victim orders of the work-stealing\n"
+  "schedule; teams-demo runs the kernel set through the launcher.")
+
+if(TARGET teams_pocl)
+  set(CPACK_DEBIAN_POCL_PACKAGE_NAME teams-pocl)
+  set(CPACK_DEBIAN_POCL_PACKAGE_SECTION libs)
+  set(CPACK_COMPONENT_POCL_DEPENDS lib)
+  set(CPACK_DEBIAN_POCL_PACKAGE_DEPENDS
+    "libpocl2 (= ${TT_POCL_BUILT_AGAINST}), ocl-icd-libopencl1")
+  string(CONCAT CPACK_COMPONENT_POCL_DESCRIPTION
+  "teams device driver for PoCL\n"
+  "Runs unmodified OpenCL programs on the teams thread team: a PoCL CPU\n"
+  "driver in a private PoCL prefix, and teams-run, which runs a program on it.")
+endif()
+
+include(CPack)

@@ -1,0 +1,60 @@
+#!/bin/sh
+# check.sh [--install BUILD] ROOT WORK CMAKE CC: builds tests/consumer
+# against the teams installed under ROOT (a `cmake --install` prefix, or the
+# /usr of unpacked packages) in WORK, twice, and runs it:
+#   1. a CMake project: find_package(teams), teams::teams (libteams.so);
+#   2. by hand: pkg-config --static, with libteams.a for -lteams, so the link
+#      needs exactly what teams.pc says the archive needs (hwloc, -lm,
+#      -pthread).
+# Either program must use ROOT's library, not the build tree's.  With
+# --install, `cmake --install BUILD --prefix ROOT` makes ROOT first.
+set -eu
+build=
+if [ "$1" = "--install" ]; then
+  build=$2
+  shift 2
+fi
+root=$1 work=$2 cmake=$3 cc=$4
+src=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+if [ -n "$build" ]; then
+  rm -rf "$root"
+  "$cmake" --install "$build" --prefix "$root" >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; exit 1; }
+fi
+
+echo "== find_package(teams) under $root"
+"$cmake" -S "$src" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$root" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_COMPILER="$cc" >"$work/configure.log" 2>&1 ||
+  { cat "$work/configure.log"; exit 1; }
+"$cmake" --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+lib=$(ldd "$work/cmake/consumer" | sed -n 's/.*libteams\.so\.0 => \([^ ]*\).*/\1/p')
+case "$lib" in
+  "$root"/*) echo "libteams.so.0 => $lib" ;;
+  *) echo "check.sh: the consumer loads libteams.so.0 from '$lib', not from $root" >&2; exit 1 ;;
+esac
+"$work/cmake/consumer"
+
+echo "== pkg-config --static teams, libteams.a"
+pc=$(find "$root" -name teams.pc | head -n 1)
+[ -n "$pc" ] || { echo "check.sh: no teams.pc under $root" >&2; exit 1; }
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
+cflags=$(pkg-config --cflags teams)
+libs=$(pkg-config --static --libs teams)
+echo "cflags: $cflags"
+echo "libs:   $libs"
+case " $libs " in
+  *" -lteams "*) ;;
+  *) echo "check.sh: no -lteams in pkg-config's output" >&2; exit 1 ;;
+esac
+# -l:libteams.a takes the archive where -lteams would take the shared library.
+libs=$(echo " $libs " | sed 's/ -lteams / -l:libteams.a /')
+# shellcheck disable=SC2086  # word splitting of the flags is intended
+"$cc" -std=c11 $cflags "$src/consumer.c" -o "$work/consumer-static" $libs
+if readelf -d "$work/consumer-static" | grep -q 'libteams'; then
+  echo "check.sh: the static consumer still needs libteams.so" >&2
+  exit 1
+fi
+"$work/consumer-static"

@@ -1,0 +1,60 @@
+#!/bin/sh
+# check.sh BUILD WORK CMAKE CPACK CC POCL_VERSION [CLINFO]: the Debian
+# packages of the build tree BUILD, checked without installing them.
+#   1. cpack writes the .debs into WORK/debs;
+#   2. their Depends fields: libteams0 needs libhwloc15, teams-pocl the exact
+#      libpocl2 POCL_VERSION (empty: no driver built) and the ICD loader;
+#   3. dpkg-deb -x unpacks them all into the scratch root WORK/root;
+#   4. tests/consumer/check.sh builds and runs the consumer against
+#      WORK/root/usr (find_package, and pkg-config --static);
+#   5. WORK/root/usr/bin/teams-run CLINFO must list the teams device: the
+#      unpacked teams-run finds the unpacked driver from its own place.
+set -eu
+build=$1 work=$2 cmake=$3 cpack=$4 cc=$5 pocl_version=$6 clinfo=${7:-}
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work/debs" "$work/root"
+
+echo "== cpack"
+(cd "$build" && "$cpack" -G DEB -B "$work/debs") >"$work/cpack.log" 2>&1 ||
+  { cat "$work/cpack.log"; exit 1; }
+
+fail() { echo "check.sh: $*" >&2; exit 1; }
+deb() { # package name -> its .deb
+  f=$(ls "$work/debs/$1"_*.deb 2>/dev/null | head -n 1)
+  [ -n "$f" ] || fail "no package $1 in $work/debs"
+  echo "$f"
+}
+depends() { dpkg-deb -f "$(deb "$1")" Depends; }
+expect_depends() { # package, substring of its Depends
+  d=$(depends "$1")
+  case "$d" in
+    *"$2"*) echo "$1 Depends has $2" ;;
+    *) fail "$1 Depends '$d' lacks '$2'" ;;
+  esac
+}
+expect_depends libteams0 libhwloc15
+expect_depends libteams-dev "libteams0 (="
+expect_depends libteams-dev libhwloc-dev
+expect_depends teams-tools "libteams0 (="
+if [ -n "$pocl_version" ]; then
+  expect_depends teams-pocl "libpocl2 (= $pocl_version)"
+  expect_depends teams-pocl ocl-icd-libopencl1
+  expect_depends teams-pocl "libteams0 (="
+fi
+for f in "$work"/debs/*.deb; do
+  echo "unpacking $(basename "$f")"
+  dpkg-deb -x "$f" "$work/root"
+done
+
+sh "$here/../consumer/check.sh" "$work/root/usr" "$work/consumer" "$cmake" "$cc"
+
+if [ -n "$pocl_version" ] && [ -n "$clinfo" ]; then
+  echo "== teams-run clinfo from the unpacked root"
+  # Only the unpacked teams-run and driver: nothing from the build tree.
+  "$work/root/usr/bin/teams-run" "$clinfo" >"$work/clinfo.log" 2>&1 ||
+    { cat "$work/clinfo.log"; fail "teams-run clinfo failed"; }
+  grep -E "Device Name +teams-" "$work/clinfo.log" ||
+    { cat "$work/clinfo.log"; fail "clinfo lists no teams device"; }
+fi
+echo "packages: all checks passed"
