@@ -4,6 +4,8 @@
 #                       teams.pc
 #   teams-pocl   pocl   the driver in its private PoCL prefix, teams-run
 #   teams-tools  tools  teams-info, teams-demo
+#   libteams-mpi mpi    libteams-mpi.so.0 and its CMake targets (teams::mpi),
+#                       when MPI was found
 # `cpack` in the build tree writes them (README: Debian packages).  The
 # driver shares PoCL's private struct layouts, so teams-pocl depends on the
 # exact libpocl2 it was built against.
@@ -31,6 +33,9 @@ set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)   # "libteams0 (= 0.1.0-1)"
 set(CPACK_COMPONENTS_ALL lib dev tools)
 if(TARGET teams_pocl)
   list(APPEND CPACK_COMPONENTS_ALL pocl)
+endif()
+if(TARGET teams_mpi)
+  list(APPEND CPACK_COMPONENTS_ALL mpi)
 endif()
 
 # libteams0: its Depends from dpkg-shlibdeps (libc6, libhwloc15).
@@ -71,6 +76,33 @@ if(TARGET teams_pocl)
   "teams device driver for PoCL\n"
   "Runs unmodified OpenCL programs on the teams thread team: a PoCL CPU\n"
   "driver in a private PoCL prefix, and teams-run, which runs a program on it.")
+endif()
+
+if(TARGET teams_mpi)
+  # The MPI layer and its CMake targets (teams::mpi); Depends on the MPI
+  # library from dpkg-shlibdeps.
+  set(CPACK_DEBIAN_MPI_PACKAGE_NAME libteams-mpi)
+  set(CPACK_DEBIAN_MPI_PACKAGE_SECTION libs)
+  set(CPACK_COMPONENT_MPI_DEPENDS lib)
+  # dpkg-shlibdeps cannot resolve libteams.so.0 (ours, not installed), so
+  # the MPI library's package is named from the library CMake found.
+  set(tt_mpi_pkg "")
+  foreach(lib ${MPI_C_LIBRARIES})
+    get_filename_component(real "${lib}" REALPATH)
+    execute_process(COMMAND dpkg-query -S "${real}" OUTPUT_VARIABLE owner
+      RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(rc EQUAL 0 AND owner MATCHES "^([^:]+)")
+      set(tt_mpi_pkg "${CMAKE_MATCH_1}")
+      break()
+    endif()
+  endforeach()
+  if(tt_mpi_pkg)
+    set(CPACK_DEBIAN_MPI_PACKAGE_DEPENDS "${tt_mpi_pkg}")
+  endif()
+  string(CONCAT CPACK_COMPONENT_MPI_DESCRIPTION
+  "teams runtime library: the MPI layer\n"
+  "A rank's part of a global NDRange, the collective launch check and ranks\n"
+  "as the outermost tier of the work-stealing schedule (teams::mpi).")
 endif()
 
 include(CPack)
