@@ -100,12 +100,14 @@
  * that it sleeps right after each chunk instead of spinning.  A spinner that
  * shares a CPU with another runtime's spinner is the worst of both: each
  * hand-over between the runtimes waits for a scheduler time slice, while a
- * sleeper that is woken preempts the spinner at once.  The period doubles
- * (1 ms to 1 s) each time the worker loses its CPU again right after one,
- * and starts over after a spin that ran out undisturbed, so a worker probes
- * for a free CPU at most a few times per second.  Only the choice between
+ * woken sleeper is at least placed by the scheduler as one that did not use
+ * its share.  The period doubles (1 ms to 1 s) each time the worker loses
+ * its CPU again before a spin has run out undisturbed, and starts over after
+ * one that has, so a worker that keeps losing probes for a free CPU at most
+ * a few times per second.  Only the choice between
  * spinning and sleeping changes, which the protocol already allows at any
- * point.
+ * point.  In sentinel mode the sentinel keeps its own rule (it resigns on an
+ * overcommitted machine): a user who asked for a spinning worker gets one.
  *
  * The busy rule: tt__team_run runs serially on the caller when it is inside
  * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
@@ -535,7 +537,7 @@ static void *worker_main(void *arg) {
       continue;
     if (!polite)
       polite_ns = TT_POLITE_MIN_NS; /* the spin ran out undisturbed */
-    if (T.sentinel_mode && !overcommitted() && !polite) {
+    if (T.sentinel_mode && !overcommitted()) {
       uint32_t none = 0;
       if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
         /* Back when the go word changed, or resigned (overcommitted): the

@@ -41,7 +41,15 @@ configure() { cmake --preset "$1" -DTT_WERROR="$werror"; }
 build() { cmake --build --preset "$1" -j"$jobs"; }
 check() { ctest --preset "$1" --no-tests=error "${@:2}"; }
 
+# Every ctest run's closing line summed: "suite: P passed, F failed".
+summary() {
+  cat "$logs"/*.log 2>/dev/null |
+    sed -n 's/.*tests passed, \([0-9]*\) tests\{0,1\} failed out of \([0-9]*\).*/\1 \2/p' |
+    awk '{f += $1; n += $2} END {printf "suite: %d passed, %d failed\n", n - f, f}'
+}
+
 finish() {
+  summary
   if [[ -s $logs/failed ]]; then
     while read -r name; do
       echo
