@@ -331,55 +331,7 @@ Test(team, fork_child_starts_fresh) {
 
 /* ---- the idle rule (ThreadTeams.jl PR #68) ----------------------------------- */
 
-/* Sum of utime+stime (clock ticks) and the state letter of the thread named
- * name in this process. */
-static int thread_stat(const char *name, long *ticks, char *state) {
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return -1;
-  struct dirent *e;
-  int found = -1;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char path[300], comm[64] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
-    if (fgets(comm, sizeof comm, f))
-      comm[strcspn(comm, "\n")] = 0;
-    fclose(f);
-    if (strcmp(comm, name))
-      continue;
-    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
-    f = fopen(path, "r");
-    if (!f)
-      continue;
-    char buf[1024];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (!p)
-      continue;
-    unsigned long ut = 0, st = 0;
-    char s = '?';
-    /* fields after comm: state(3) ... utime(14) stime(15) */
-    if (sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &s,
-               &ut, &st) == 3) {
-      *ticks = (long)(ut + st);
-      *state = s;
-      found = 0;
-    }
-  }
-  closedir(d);
-  return found;
-}
-
-static void nop_chunk(void *p, size_t c) {}
-
-/* The kernel's id of the team thread called name, or -1. */
+/* The kernel's id of the thread called name in this process, or -1. */
 static pid_t thread_tid(const char *name) {
   DIR *d = opendir("/proc/self/task");
   if (!d)
@@ -403,6 +355,37 @@ static pid_t thread_tid(const char *name) {
   closedir(d);
   return tid;
 }
+
+/* Sum of utime+stime (clock ticks) and the state letter of the thread named
+ * name in this process; 0, or -1 when there is none. */
+static int thread_stat(const char *name, long *ticks, char *state) {
+  pid_t tid = thread_tid(name);
+  if (tid < 0)
+    return -1;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  char buf[1024];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  char *p = strrchr(buf, ')');
+  if (!p)
+    return -1;
+  unsigned long ut = 0, st = 0;
+  char s = '?';
+  /* fields after comm: state(3) ... utime(14) stime(15) */
+  if (sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &s,
+             &ut, &st) != 3)
+    return -1;
+  *ticks = (long)(ut + st);
+  *state = s;
+  return 0;
+}
+
+static void nop_chunk(void *p, size_t c) {}
 
 /* Polite mode: a spinning worker that loses its CPU to another thread
  * sleeps at once instead of spinning out TEAMS_SPIN_US (5 s here).  The team
