@@ -106,8 +106,10 @@
  * one that has, so a worker that keeps losing probes for a free CPU at most
  * a few times per second.  Only the choice between
  * spinning and sleeping changes, which the protocol already allows at any
- * point.  In sentinel mode the sentinel keeps its own rule (it resigns on an
- * overcommitted machine): a user who asked for a spinning worker gets one.
+ * point.  Not in sentinel mode, whose user asked for a spinning worker and
+ * which has its own rule for a busy machine (the sentinel steps aside when
+ * overcommitted): sleeping workers there would leave no one to take the
+ * role once the contention ends, since a sleeper waits for a region.
  *
  * The busy rule: tt__team_run runs serially on the caller when it is inside
  * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
@@ -515,7 +517,7 @@ static void *worker_main(void *arg) {
     if (tt_atomic_load_relaxed(&w->go) != seen)
       continue;
     uint64_t now = tt__now_ns();
-    if (now - last_look >= TT_LOST_CPU_NS) {
+    if (!T.sentinel_mode && now - last_look >= TT_LOST_CPU_NS) {
       /* Lost the CPU while idle: sleep now, and after chunks for a while. */
       polite_until = now + polite_ns;
       if (polite_ns < TT_POLITE_MAX_NS)
