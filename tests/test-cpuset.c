@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cpuset.h"
 #include "teams/team.h"
 
@@ -53,71 +54,6 @@ static void write_file(const char *path, const char *text) {
   cr_assert_not_null(f, "%s: %s", path, strerror(errno));
   fputs(text, f);
   cr_assert_eq(fclose(f), 0);
-}
-
-/* A child process reports a failure as a message on a pipe and exit 1. */
-static int child_fd = -1;
-
-static void child_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void child_fail(const char *fmt, ...) {
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (n > 0 && write(child_fd, msg, strlen(msg)) < 0)
-    _exit(2);
-  _exit(1);
-}
-
-#define CHILD_CHECK(cond, ...)                                                 \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      child_fail(__VA_ARGS__);                                                 \
-  } while (0)
-
-static void read_all(int fd, char *buf, size_t cap) {
-  size_t len = 0;
-  ssize_t n;
-  while (len < cap - 1 &&
-         ((n = read(fd, buf + len, cap - 1 - len)) > 0 ||
-          (n < 0 && errno == EINTR)))
-    if (n > 0)
-      len += (size_t)n;
-  buf[len] = 0;
-}
-
-/* Run body(arg) in a child process; its wait status, and its message in
- * msg. */
-static int child_status(void (*body)(void *), void *arg, char *msg, size_t cap);
-
-/* ... and assert that it succeeded. */
-static void run_child(void (*body)(void *), void *arg, const char *what) {
-  char msg[401];
-  int status = child_status(body, arg, msg, sizeof msg);
-  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "%s: child ended with status %d: %s", what, status, msg);
-}
-
-static int child_status(void (*body)(void *), void *arg, char *msg, size_t cap) {
-  int fds[2];
-  cr_assert_eq(pipe(fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-  if (pid == 0) {
-    close(fds[0]);
-    child_fd = fds[1];
-    body(arg);
-    _exit(0);
-  }
-  close(fds[1]);
-  read_all(fds[0], msg, cap);
-  close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    cr_assert_eq(errno, EINTR);
-  return status;
 }
 
 /* What a process that nothing narrowed gets: this test process is not

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "teams/launch.h"
 #include "teams/team.h"
 
@@ -118,72 +119,6 @@ static int static_region_parallel(size_t size) {
   if (res == 0 && !serial)
     res = -1; /* neither parallel nor serial */
   return size < 2 && res == 0 ? 1 : res;
-}
-
-/* ---- child processes ----------------------------------------------------------- */
-
-static int child_fd = -1;
-
-/* In a child: report a failure and exit. */
-static void child_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void child_fail(const char *fmt, ...) {
-  char buf[400];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n > (int)sizeof buf - 1)
-    n = (int)sizeof buf - 1;
-  if (write(child_fd, buf, (size_t)n) < 0)
-    _exit(3);
-  _exit(1);
-}
-
-#define CHILD_CHECK(cond, ...)                                                 \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      child_fail(__VA_ARGS__);                                                 \
-  } while (0)
-
-/* Reads fd until end of file or until buf (of size cap) is full, and ends
- * the text with a NUL. */
-static void read_all(int fd, char *buf, size_t cap) {
-  size_t len = 0;
-  ssize_t n;
-  while (len < cap - 1 &&
-         ((n = read(fd, buf + len, cap - 1 - len)) > 0 ||
-          (n < 0 && errno == EINTR)))
-    if (n > 0)
-      len += (size_t)n;
-  buf[len] = 0;
-}
-
-/* Run body(arg) in a child process (which must end with _exit(0) by
- * returning); assert that it succeeded, with its message if not. */
-static void run_child(void (*body)(void *), void *arg, const char *what) {
-  int fds[2];
-  cr_assert_eq(pipe(fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-  if (pid == 0) {
-    close(fds[0]);
-    child_fd = fds[1];
-    body(arg);
-    _exit(0);
-  }
-  close(fds[1]);
-  char msg[401];
-  read_all(fds[0], msg, sizeof msg);
-  close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    cr_assert_eq(errno, EINTR);
-  if (WIFSIGNALED(status))
-    cr_assert_fail("%s: child killed by signal %d (%s) %s", what,
-                   WTERMSIG(status), strsignal(WTERMSIG(status)), msg);
-  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "%s: child exited with %d: %s", what, WEXITSTATUS(status), msg);
 }
 
 /* ---- worker creation fails ------------------------------------------------------ */
