@@ -68,6 +68,12 @@ static inline void tt__block(size_t n, size_t p, size_t c, size_t *begin,
  * (UINT32_MAX only asks).  Starts the team; waits for it. */
 uint32_t tt__team_skip_to_wrap(uint32_t left);
 
+/* Tests of polite mode (team.c, "Sharing the CPUs"): starts worker w's polite
+ * period now, for ns nanoseconds (0 ends it), as if it had lost its CPU:
+ * the holder leaves it out of regions until then.  TT_EINVAL for a worker
+ * id not in 1 .. team size - 1.  Starts the team; waits for it. */
+int tt__team_make_polite(size_t w, uint64_t ns);
+
 /* CPU (PU os index) participant i is pinned to, or -1 when unpinned. */
 int tt__participant_cpu(size_t participant);
 

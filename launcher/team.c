@@ -101,12 +101,22 @@
  * shares a CPU with another runtime's spinner is the worst of both: each
  * hand-over between the runtimes waits for a scheduler time slice, while a
  * woken sleeper is at least placed by the scheduler as one that did not use
- * its share.  The period doubles (1 ms to 1 s) each time the worker loses
- * its CPU again before a spin has run out undisturbed, and starts over after
- * one that has, so a worker that keeps losing probes for a free CPU at most
- * a few times per second.  Only the choice between
- * spinning and sleeping changes, which the protocol already allows at any
- * point.  Not in sentinel mode, whose user asked for a spinning worker and
+ * its share.  The period doubles (1 ms to 64 ms) each time the worker
+ * loses its CPU again before a spin has run out undisturbed, and starts over
+ * after one that has.  While a worker's period lasts (worker.polite_until)
+ * the holder leaves it out of its regions, as it leaves out workers beyond
+ * p: a greedy or each region runs on the others, and a static region's chunk
+ * of a left-out worker runs on the holder after its own chunk (so a static
+ * region's chunk c runs on participant c, or on participant 0 when c was
+ * left out).  Waking it would cost the region a wake-up that waits for a
+ * time slice (40-50 us on the 2-core KVM guest next to libgomp's spinning
+ * workers, against 2-3 us of work per chunk) and would take the CPU from
+ * the other runtime's thread.  The first region after the period wakes it
+ * again: a worker that keeps losing probes for a free CPU about 16 times a
+ * second, one that finds it free is back in every region.  The resync hands
+ * its word to every worker, polite or not (see the generation wrap).  Only
+ * whom the holder hands a region to, and the choice between spinning and
+ * sleeping, change: the protocol already allows both.  Not in sentinel mode, whose user asked for a spinning worker and
  * which has its own rule for a busy machine (the sentinel steps aside when
  * overcommitted): sleeping workers there would leave no one to take the
  * role once the contention ends, since a sleeper waits for a region.
@@ -165,7 +175,7 @@
  * try_take/take_waiting and release, run_parallel (next_go and its resync,
  * sync_reset, the descriptor hand-off, the exchange and wake, the
  * delegation to the sentinel, run_greedy's claims, the close and the
- * waits), worker_main (run_static, join, run_joined, the CAS to SLEEP and
+ * waits, and with -DLEAVE_OUT the leaving out of polite workers), worker_main (run_static, join, run_joined, the CAS to SLEEP and
  * the futex loop), be_sentinel and wake_requested, and tt_team_shutdown; it
  * abstracts the clock (when a worker tries to sleep), `awake`, team.closing
  * (which only makes try_take fail more often), sched_yield and the memory
@@ -226,6 +236,15 @@ typedef struct worker {
   void *ctx;
   size_t m, p;
   tt__mode mode;
+  /* Polite mode: the end of this worker's polite period (tt__now_ns), or 0.
+   * Written (relaxed) by the worker when it loses its CPU, read (relaxed) by
+   * the holder before it hands a region over: a worker in its period is
+   * left out (run_region).  Either value is safe to act on. */
+  _Atomic uint64_t polite_until;
+  /* When the holder woke this worker (tt__now_ns, relaxed), taken (exchange
+   * to 0) by the worker when it wakes up: how long the wake-up waited for a
+   * CPU.  A stale or missing value only changes whether it turns polite. */
+  _Atomic uint64_t woke_at;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
   size_t id;
@@ -267,6 +286,7 @@ typedef struct team {
    * them; T.size, the workers actually made, is known only later). */
   size_t slots;
   bool sentinel_mode; /* TEAMS_IDLE=sentinel */
+  bool polite;        /* polite mode: TEAMS_POLITE=on (default), not sentinel */
   tt__pin pin;
   size_t requested;
   double start_ms;
@@ -324,7 +344,7 @@ extern int omp_in_parallel(void) __attribute__((weak));
  * CPU, and the first polite period, which doubles up to the last. */
 #define TT_LOST_CPU_NS 50000u
 #define TT_POLITE_MIN_NS 1000000u
-#define TT_POLITE_MAX_NS 1000000000u
+#define TT_POLITE_MAX_NS 64000000u
 
 /* A spinner that has waited this long yields the CPU between looks: free
  * when no other thread wants the CPU, and when more threads than CPUs are
@@ -488,6 +508,7 @@ static void *worker_main(void *arg) {
   bool ran = false; /* ran a chunk of region ran_gen, which may still run */
   uint64_t last_look = last_event; /* the idle loop's last clock read */
   uint64_t polite_until = 0, polite_ns = TT_POLITE_MIN_NS;
+  bool late_wake = false;
 
   for (;;) {
     uint32_t go = tt_atomic_load_acquire(&w->go);
@@ -517,9 +538,12 @@ static void *worker_main(void *arg) {
     if (tt_atomic_load_relaxed(&w->go) != seen)
       continue;
     uint64_t now = tt__now_ns();
-    if (!T.sentinel_mode && now - last_look >= TT_LOST_CPU_NS) {
-      /* Lost the CPU while idle: sleep now, and after chunks for a while. */
+    if (T.polite && (now - last_look >= TT_LOST_CPU_NS || late_wake)) {
+      /* Lost the CPU while idle, or waited long for it after a wake-up:
+       * sleep now, and after chunks for a while. */
+      late_wake = false;
       polite_until = now + polite_ns;
+      tt_atomic_store_relaxed(&w->polite_until, polite_until);
       if (polite_ns < TT_POLITE_MAX_NS)
         polite_ns *= 2;
       deadline = now;
@@ -559,6 +583,11 @@ static void *worker_main(void *arg) {
     while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP));
     tt_atomic_fetch_add_relaxed(&T.awake, 1);
     last_look = last_event = tt__now_ns();
+    /* Woken by a holder (woke_at set): a wake-up that waited this long for
+     * a CPU makes the worker polite once it has run the region. */
+    uint64_t woke_at = tt_atomic_exchange_relaxed(&w->woke_at, 0);
+    late_wake = woke_at != 0 && last_event - woke_at >= TT_LOST_CPU_NS &&
+                last_event > woke_at;
     deadline = last_event + T.spin_ns;
   }
   return NULL;
@@ -628,6 +657,8 @@ static int start_locked(void) {
   tt_atomic_store_relaxed(&T.busy_wait, env_choice("TEAMS_BUSY", busy, 0) == 1);
   T.slots = n;
   T.sentinel_mode = env_choice("TEAMS_IDLE", idle, 0) == 1;
+  static const char *const onoff[] = {"on", "off", NULL};
+  T.polite = !T.sentinel_mode && env_choice("TEAMS_POLITE", onoff, 0) == 0;
   T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
   T.spin_ns =
       (uint64_t)(env_double("TEAMS_SPIN_US", TT_DEFAULT_SPIN_US, 0, 1e7) * 1e3);
@@ -693,9 +724,10 @@ static int start_locked(void) {
     told = true;
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
-            "busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
+            "polite %s, busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
             team_size(), T.requested, (double)T.spin_ns / 1e3,
-            idle[T.sentinel_mode], busy[tt_atomic_load_relaxed(&T.busy_wait)],
+            idle[T.sentinel_mode], T.polite ? "on" : "off",
+            busy[tt_atomic_load_relaxed(&T.busy_wait)],
             pin[T.pin], topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
     char list[256];
@@ -758,6 +790,20 @@ uint32_t tt__team_skip_to_wrap(uint32_t left) {
   uint32_t now = GEN_MASK - T.gen;
   release();
   return now;
+}
+
+int tt__team_make_polite(size_t w, uint64_t ns) {
+  if (ensure_started() != 0)
+    return TT_EINVAL;
+  take_waiting();
+  int rc = TT_EINVAL;
+  if (w >= 1 && w < team_size()) {
+    tt_atomic_store_relaxed(&T.workers[w].polite_until,
+                            ns ? tt__now_ns() + ns : 0);
+    rc = 0;
+  }
+  release();
+  return rc;
 }
 
 int tt_team_shutdown(void) {
@@ -860,16 +906,29 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
       sync_reset(false, 0); /* `left` would carry into `closed` */
       T.left_base = 0;
     }
-    left_target = T.left_base += (unsigned)(p - 1);
   } else {
     tt_atomic_store_relaxed(&r->next, 0);
     sync_reset(true, gen);
     T.left_base = 0;
   }
 
-  size_t asleep = 0;
+  /* Polite workers are left out (see the protocol), never in a resync,
+   * which every worker must see; a static region's chunks of those the
+   * holder runs itself, after its own. */
+  uint64_t left_out[(TT_MAX_PARTICIPANTS + 63) / 64];
+  size_t nleft_out = 0, handed = 0, asleep = 0;
+  uint64_t now = 0;
+  bool resync = gen < 3;
   for (size_t i = 1; i < p; i++) {
     worker *w = &T.workers[i];
+    uint64_t until = tt_atomic_load_relaxed(&w->polite_until);
+    if (until != 0 && !resync && (now ? now : (now = tt__now_ns())) < until) {
+      if (nleft_out++ == 0)
+        memset(left_out, 0, sizeof(uint64_t) * ((p + 63) / 64));
+      left_out[i / 64] |= (uint64_t)1 << (i % 64);
+      continue;
+    }
+    handed++;
     w->f = f;
     w->ctx = ctx;
     w->m = m;
@@ -882,6 +941,7 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
       tt_atomic_store_seq_cst(&T.workers[i].wake_req, 1);
       asleep++;
     } else {
+      tt_atomic_store_relaxed(&w->woke_at, now ? now : (now = tt__now_ns()));
       tt__futex_wake(&T.workers[i].go, 1);
     }
   }
@@ -890,6 +950,8 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
     if (tt_atomic_load_seq_cst(&T.sentinel_id) == 0)
       wake_requested(p);
   }
+  if (mode == TT__MODE_STATIC)
+    left_target = T.left_base += (unsigned)handed;
 
   tls_self = 0;
   tls_depth++;
@@ -898,6 +960,10 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
     run_greedy(f, ctx, m, p);
   } else {
     f(ctx, 0);
+    if (mode == TT__MODE_STATIC && nleft_out)
+      for (size_t i = 1; i < p; i++)
+        if (left_out[i / 64] >> (i % 64) & 1)
+          f(ctx, i);
   }
   tls_parallel = false;
   tls_depth--;

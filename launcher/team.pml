@@ -84,6 +84,16 @@
  * new sentinel scans when it takes the role, a wake-up left by a resigning
  * sentinel is late, not lost (a worker that idles takes the role).
  *
+ * Polite mode (-DLEAVE_OUT): the holder may leave any worker out of a
+ * region (team.c decides by the worker's polite period, which the model
+ * abstracts into a nondeterministic choice), never out of a resync; it runs
+ * a static region's chunk of a left-out worker itself after its own, and
+ * counts only the workers it handed the region to in `left`'s target.
+ * Mutations: MUT_LEFT_OUT_COUNTED (the target counts a left-out worker: the
+ * holder waits forever), MUT_LEFT_OUT_NOCHUNK (the left-out worker's static
+ * chunk never runs), MUT_RESYNC_LEAVES_OUT (a resync leaves a worker out,
+ * which may then be handed the word it still holds and miss a region).
+ *
  * Generations wrap modulo GENMOD (2^30 in team.c): regions take 3 ..
  * GENMOD - 1, resyncs 1 and 2 in turn.  The default GENMOD never wraps in
  * these bounded runs; tests/model-check.sh wraps with GENMOD = 4 and 5.
@@ -259,9 +269,7 @@ inline run_region(me, m, p, mode, keep) {
 #endif
       left_base = 0
     :: else
-    fi;
-    left_base = left_base + p - 1;
-    target = left_base
+    fi
   :: else ->
     r_next = 0;
     atomic { /* sync_reset(true, gen) */
@@ -276,6 +284,16 @@ inline run_region(me, m, p, mode, keep) {
   fi;
   i = 1;
   do
+#ifdef LEAVE_OUT
+  /* polite mode: a worker in its polite period (any, as far as the holder
+   * knows) is left out; never by a resync (keep), which every worker must
+   * see */
+#ifdef MUT_RESYNC_LEAVES_OUT
+  :: i < p -> atomic { lo = lo | (1 << i); i++ }
+#else
+  :: i < p && !keep -> atomic { lo = lo | (1 << i); i++ }
+#endif
+#endif
   :: i < p ->
     atomic { /* the descriptor, plain stores into worker i's line */
       assert(!inuse[i]);
@@ -318,11 +336,45 @@ inline run_region(me, m, p, mode, keep) {
   :: else
   fi;
 #endif
-  /* the holder's own share, as participant 0 */
+  if /* a static region waits for the workers it handed chunks to */
+  :: mode == ST_STATIC ->
+    atomic {
+      i = 1;
+      do
+      :: i < p ->
+#ifndef MUT_LEFT_OUT_COUNTED
+        if
+        :: !(lo & (1 << i)) -> left_base++
+        :: else
+        fi;
+#else
+        left_base++;
+#endif
+        i++
+      :: else -> i = 0; break
+      od;
+      target = left_base
+    }
+  :: else
+  fi;
+  /* the holder's own share, as participant 0, and a static region's chunks
+   * of the workers left out */
   if
   :: mode == ST_GREEDY -> run_greedy(0, m, p)
-  :: else -> atomic { CHUNK(0) }
+  :: else ->
+    atomic {
+      CHUNK(0);
+#ifndef MUT_LEFT_OUT_NOCHUNK
+      i = 1;
+      do
+      :: i < p && mode == ST_STATIC && (lo & (1 << i)) -> CHUNK(i); i++
+      :: i < p && !(mode == ST_STATIC && (lo & (1 << i))) -> i++
+      :: else -> i = 0; break
+      od
+#endif
+    }
   fi;
+  lo = 0;
   if
   :: mode == ST_STATIC -> atomic { s_left == target; target = 0 } /* WAIT_UNTIL */
   :: else ->
@@ -391,7 +443,7 @@ inline run_parallel(me, m, p, mode) {
 }
 
 proctype Holder(byte me) {
-  byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target;
+  byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target, lo;
   bool took, asleep;
   byte n;
   do
@@ -582,7 +634,7 @@ out:
 
 /* tt_team_shutdown, from a thread of its own */
 proctype Shutdown() {
-  byte k, g, gw, i, prev, c, w, j, b, seen, target;
+  byte k, g, gw, i, prev, c, w, j, b, seen, target, lo;
   bool asleep;
   byte me = NH + 1;
 #ifdef SHUTDOWN_LAST

@@ -183,7 +183,7 @@ static void run_one(uint64_t seed, int depth, size_t size, stats *st) {
     if (who < 0 || (size_t)who >= parts)
       fail("m %zu, p %zu, team %zu: chunk %zu ran on participant %d", m, p,
            size, c, who);
-    all_own &= who == (int)c;
+    all_own &= who == (int)c || who == 0; /* 0: a polite worker's chunk */
     all_zero &= who == 0;
   }
   COUNT(st->chunks, m);
@@ -193,8 +193,8 @@ static void run_one(uint64_t seed, int depth, size_t size, stats *st) {
     fail("a serial region (depth %d, m %zu, p %zu) ran off the caller", depth,
          m, p);
   if (m == p && p <= size && !all_own && !all_zero)
-    fail("static region of %zu: chunks neither on their own participants nor "
-         "all on the caller", m);
+    fail("static region of %zu: chunks neither on their own participants (or "
+         "the caller, for polite workers) nor all on the caller", m);
   COUNT(st->parallel, !all_zero);
 }
 

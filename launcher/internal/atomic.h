@@ -20,6 +20,7 @@
 #define tt_atomic_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
 #define tt_atomic_store_seq_cst(p, v) atomic_store_explicit((p), (v), memory_order_seq_cst)
 #define tt_atomic_exchange_seq_cst(p, v) atomic_exchange_explicit((p), (v), memory_order_seq_cst)
+#define tt_atomic_exchange_relaxed(p, v) atomic_exchange_explicit((p), (v), memory_order_relaxed)
 #define tt_atomic_fetch_add_seq_cst(p, v) atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
 #define tt_atomic_cas_seq_cst(p, expected, desired)                            \
   atomic_compare_exchange_strong_explicit((p), (expected), (desired),          \
