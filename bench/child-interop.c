@@ -14,7 +14,12 @@
  * KMP_BLOCKTIME, TEAMS_SPIN_US unset) unless the system's environment sets
  * them (the -bound systems set OMP_PROC_BIND=close).  Built by gcc -fopenmp
  * and by clang -fopenmp=libomp, like child-omp.c; BENCH_OMP_SYSTEM names
- * which. */
+ * which.
+ *
+ * With TEAMS_BENCH_INTEROP=cl (the +cl systems; built with BENCH_WITH_CL)
+ * the team region is an OpenCL kernel on the teams device instead: p
+ * work-groups of one work-item doing the same work, enqueue + clFinish.
+ * team_alone is then that kernel alone in the OpenMP process. */
 #include "bench.h"
 
 #include <omp.h>
@@ -22,6 +27,12 @@
 #include <string.h>
 
 #include "teams/team.h"
+
+#ifdef BENCH_WITH_CL
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <stdlib.h>
+#endif
 
 #ifndef BENCH_OMP_SYSTEM
 #error "build with -DBENCH_OMP_SYSTEM=libgomp or libomp"
@@ -48,7 +59,68 @@ static void omp_region(size_t p) {
     work((size_t)c);
 }
 
+#ifdef BENCH_WITH_CL
+/* The kernel of the +cl systems: work() per work-group. */
+static const char *cl_source =
+    "__kernel void work(__global double *sink, uint units) {\n"
+    "  size_t c = get_group_id(0);\n"
+    "  double acc = (double)c;\n"
+    "  for (uint k = 0; k < units; k++)\n"
+    "    acc = acc * 0.999999 + 1e-7;\n"
+    "  sink[c * 8] += acc;\n"
+    "}\n";
+static struct {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_mem sink;
+} cl;
+
+/* The teams device of the build tree's private prefix; 0 or a message. */
+static const char *cl_open(size_t p) {
+  setenv("OCL_ICD_VENDORS", TT_POCL_VENDORS, 1);
+  setenv("POCL_DEVICES", "teams", 1);
+  setenv("POCL_CACHE_DIR", TT_BENCH_CACHE, 0);
+  cl_platform_id pl;
+  cl_device_id dev;
+  cl_int err;
+  if (clGetPlatformIDs(1, &pl, NULL) != CL_SUCCESS ||
+      clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
+    return "no teams device";
+  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  if (err != CL_SUCCESS)
+    return "clCreateContext failed";
+  cl.q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &cl_source, NULL, &err);
+  if (err != CL_SUCCESS || clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS)
+    return "clBuildProgram failed";
+  cl.k = clCreateKernel(prog, "work", &err);
+  cl.sink = clCreateBuffer(ctx, CL_MEM_READ_WRITE, p * 8 * sizeof(double), NULL,
+                           &err);
+  if (err != CL_SUCCESS)
+    return "clCreateBuffer failed";
+  double zero[BENCH_MAX_P * 8] = {0};
+  clEnqueueWriteBuffer(cl.q, cl.sink, CL_TRUE, 0, p * 8 * sizeof(double), zero,
+                       0, NULL, NULL);
+  cl_uint units = CHUNK_UNITS;
+  clSetKernelArg(cl.k, 0, sizeof cl.sink, &cl.sink);
+  clSetKernelArg(cl.k, 1, sizeof units, &units);
+  return NULL;
+}
+
+static int use_cl;
+
+static void team_region(size_t p) {
+  if (!use_cl) {
+    tt_foreach_chunk(team_chunk, NULL, p, p);
+    return;
+  }
+  size_t global = p, local = 1;
+  clEnqueueNDRangeKernel(cl.q, cl.k, 1, NULL, &global, &local, 0, NULL, NULL);
+  clFinish(cl.q);
+}
+#else
 static void team_region(size_t p) { tt_foreach_chunk(team_chunk, NULL, p, p); }
+#endif
 
 static double batch_us(int which, size_t p, unsigned reps) {
   int64_t t0 = bench_now_ns();
@@ -94,6 +166,20 @@ int main(int argc, char **argv) {
     return 2;
   }
   unsigned reps = quick ? 200 : 500, samples = quick ? 5 : 11;
+  const char *mode = getenv("TEAMS_BENCH_INTEROP");
+  if (mode && !strcmp(mode, "cl")) {
+#ifdef BENCH_WITH_CL
+    const char *why = cl_open(p);
+    if (why) {
+      printf("note\t%s: left out: %s\n", label, why);
+      return 0;
+    }
+    use_cl = 1;
+#else
+    printf("note\t%s: left out: built without OpenCL\n", label);
+    return 0;
+#endif
+  }
   /* Warm both: threads created, pages touched, the team started. */
   batch_us(2, p, 50);
   tt_team_info info;

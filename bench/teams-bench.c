@@ -52,6 +52,8 @@ static const system_def systems[] = {
     {"libgomp+teams-bound", "teams-bench-child-interop-libgomp", "OMP_PROC_BIND=close"},
     {"libomp+teams", "teams-bench-child-interop-libomp", NULL},
     {"libomp+teams-bound", "teams-bench-child-interop-libomp", "OMP_PROC_BIND=close"},
+    {"libgomp+cl", "teams-bench-child-interop-libgomp", "TEAMS_BENCH_INTEROP=cl"},
+    {"libomp+cl", "teams-bench-child-interop-libomp", "TEAMS_BENCH_INTEROP=cl"},
 };
 #define NSYSTEMS (sizeof systems / sizeof systems[0])
 
@@ -77,7 +79,7 @@ static const section_def sections[] = {
     {"interop", "OpenMP and team regions alternating in one process", "libgomp+teams",
      5, 3, 0,
      {"libgomp+teams", "libgomp+teams-bound", "libomp+teams", "libomp+teams-bound",
-      NULL}},
+      "libgomp+cl", "libomp+cl", NULL}},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
