@@ -33,6 +33,17 @@ if(TT_HAVE_MPI AND TT_SANITIZE STREQUAL "")
       test-mpi-steal-np${np} test-mpi-tri-np${np} PROPERTIES
       TIMEOUT 300 ENVIRONMENT "${TT_MPI_TEST_ENV}")
   endforeach()
+  # teams-info under mpiexec: each of 3 unbound ranks names itself and gets
+  # its share of the node's CPUs (one CPU each here).
+  if(TARGET teams-info)
+    add_test(NAME test-mpi-info-np3 COMMAND sh -c
+      "out=$(\"$0\" -np 3 --bind-to none \"$1\") || exit 1; echo \"$out\"; \
+       for r in 0 1 2; do echo \"$out\" | grep -q \"^rank: $r of 3, local $r of 3\" || exit 1; done; \
+       [ $(echo \"$out\" | grep -c '^cpus: .*(mpi local rank .*, 1 CPUs') = 3 ]"
+      ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:teams-info>)
+    set_tests_properties(test-mpi-info-np3 PROPERTIES TIMEOUT 120
+      ENVIRONMENT "${TT_MPI_TEST_ENV}")
+  endif()
   # An OpenCL program under mpiexec, each rank on the teams device through
   # teams-run (PoCL's kernel cache in the build tree, as for the other
   # OpenCL tests).

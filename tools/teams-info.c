@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpuset.h"
 #include "team-internal.h"
@@ -166,6 +167,35 @@ static int describe_other(const char *synthetic, const char *xml_path,
   return 0;
 }
 
+static const char *get_env(const char *name, void *ctx) {
+  (void)ctx;
+  return getenv(name);
+}
+
+/* Under an MPI launcher (mpirun, srun): which rank this is, so that the
+ * lines of several ranks' teams-info can be told apart. */
+static void print_rank(void) {
+  int local, nlocal;
+  const char *from;
+  if (!tt__mpi_local(get_env, NULL, &local, &nlocal, &from))
+    return;
+  static const char *const world[][2] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+      {"PMI_RANK", "PMI_SIZE"},
+      {"SLURM_PROCID", "SLURM_NTASKS"}};
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  printf("rank: ");
+  for (size_t i = 0; i < sizeof world / sizeof world[0]; i++) {
+    const char *r = getenv(world[i][0]), *n = getenv(world[i][1]);
+    if (r && n) {
+      printf("%s of %s, ", r, n);
+      break;
+    }
+  }
+  printf("local %d of %d on %s (%s)\n", local, nlocal, host, from);
+}
+
 int main(int argc, char **argv) {
   const char *synthetic = NULL, *xml = NULL;
   tt__pin pin = TT__PIN_CORES;
@@ -209,6 +239,7 @@ int main(int argc, char **argv) {
          info.size, info.requested, pin_name(info.pinned), info.spin_us,
          info.busy_wait ? "wait" : "serial",
          info.sentinel ? "sentinel" : "sleep");
+  print_rank();
   tt__cpuset cs;
   if (tt__cpuset_last(&cs)) {
     char list[1024];
