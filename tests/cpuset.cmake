@@ -3,6 +3,9 @@
 # no second copy of the runtime ends up in the binary).  It runs
 # tests/cpuset-probe, linked to libteams.so, built twice: with the
 # compiler's OpenMP (gcc: libgomp) and with clang -fopenmp=libomp.
+if(NOT TARGET test-cpuset)
+  return() # Criterion left out
+endif()
 set_property(TARGET test-cpuset PROPERTY LINK_LIBRARIES
   teams_whitebox tt_criterion m)
 
