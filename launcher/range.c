@@ -248,6 +248,96 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   return rc;
 }
 
+/* ---- a range on a run of participants -------------------------------------- */
+
+/* tt__foreach_range_on (teams-internal.h).  One static region of first + count
+ * chunks, chunk c on participant c: the team's protocol knows nothing of
+ * sub-teams, and a static region is the one kind that names the participant
+ * of every chunk.  Participants below `first` return at once; the members
+ * [first, first + count) run the range: member k its block k of whole grains
+ * (static), or grains from the shared counter `next` (every other schedule:
+ * the steal schedule's victim orders and its rescue by participant 0 assume
+ * a region over participants 0..p-1 held by a member, which a sub-team need
+ * not contain).  A chunk that finds the region serial (the busy rule: another
+ * thread holds the team, or the caller is in an OpenMP parallel region)
+ * returns before touching the range and says so in `serial`: in a serial
+ * region every chunk runs on the caller, which is no member unless
+ * first == 0, so nothing runs and the caller is told TT_EBUSY.  A caller
+ * that can never hold the team (inside a chunk, or in an OpenMP parallel
+ * region) is told TT_ENOSYS before anything runs.  Only the
+ * caller writes `serial` (a serial region runs on it alone), and reads it
+ * after the region. */
+/* OpenMP's omp_in_parallel, if the program links an OpenMP runtime (as in
+ * team.c, whose busy rule runs such callers serially). */
+extern int omp_in_parallel(void) __attribute__((weak));
+
+typedef struct on_range {
+  range_fn f;
+  void *ctx;
+  size_t n, grain, grains, first, count;
+  int dynamic;
+  int serial;
+  _Atomic size_t next; /* grains handed out (dynamic) */
+} on_range;
+
+static void on_chunk(void *ctx, size_t c) {
+  on_range *s = ctx;
+  if (c < s->first)
+    return;
+  if (!tt__region_parallel()) {
+    s->serial = 1;
+    return;
+  }
+  if (!s->dynamic) {
+    size_t g0, g1;
+    tt__block(s->grains, s->count, c - s->first, &g0, &g1);
+    size_t begin = g0 * s->grain;
+    size_t end = s->n - begin > (g1 - g0) * s->grain ? g1 * s->grain : s->n;
+    if (begin < end)
+      s->f(s->ctx, begin, end);
+    return;
+  }
+  for (;;) {
+    size_t g = tt_atomic_fetch_add_relaxed(&s->next, 1);
+    if (g >= s->grains)
+      return;
+    size_t begin = g * s->grain;
+    size_t end = s->n - begin > s->grain ? begin + s->grain : s->n;
+    s->f(s->ctx, begin, end);
+  }
+}
+
+int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
+                         void *ctx, size_t n, size_t grain, size_t first,
+                         size_t count, tt_schedule schedule) {
+  if (!f || count == 0 || first > SIZE_MAX - count ||
+      (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
+    return TT_EINVAL;
+  int dynamic = schedule != TT_SCHED_STATIC;
+  if (grain == 0)
+    grain = tt__range_default_grain(dynamic ? TT_SCHED_GREEDY : schedule, n,
+                                    count);
+  if (n > SIZE_MAX - grain)
+    return TT_EOVERFLOW;
+  if (n == 0)
+    return 0;
+  if (tt_participant() >= 0 || (omp_in_parallel && omp_in_parallel()))
+    return TT_ENOSYS; /* this thread can never hold the team (team.c) */
+  if (first + count > tt_team_size()) /* starts the team */
+    return TT_ERANGE;
+  on_range s = {f, ctx, n, grain, n / grain + (n % grain != 0), first, count,
+                dynamic, 0, 0};
+  if (first == 0 && count == 1) { /* the caller is the one member */
+    plain_range pr = {f, ctx, n, grain, s.grains, 1};
+    return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
+  }
+  int rc = tt__team_run(on_chunk, &s, first + count, first + count,
+                        TT__MODE_STATIC, NULL);
+  if (rc == 0 && s.serial)
+    rc = TT_EBUSY;
+  return rc;
+}
+
 int tt_steal_last_stats(tt_steal_stats *out) {
   if (!out)
     return TT_EINVAL;

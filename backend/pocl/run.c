@@ -50,7 +50,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TP_ALIGN MAX_EXTENDED_ALIGNMENT
@@ -82,6 +84,9 @@ struct tp_launch {
   /* Profiling queues only (else NULL): the earliest time a participant
    * began its first work-group, UINT64_MAX until one did (see Timing). */
   _Atomic uint64_t *t_first;
+  /* TEAMS_POCL_RECORD_PARTICIPANTS=1 only (else NULL): the participants
+   * that ran work-groups, TP_RAN_WORDS words of bits (subdev.c). */
+  _Atomic uint64_t *ran;
 };
 
 /* One participant's view of its scratch (thread-local; the memory is the
@@ -245,6 +250,21 @@ note_first (const struct tp_launch *L)
     ;
 }
 
+/* Marks the calling participant in L->ran, once per launch (its first
+ * chunk).  Work-groups run outside any region (run_on_team's and
+ * run_on_subteam's last resorts) run on the caller: participant 0. */
+static void
+note_ran (const struct tp_launch *L)
+{
+  int q = tt_participant ();
+  if (q < 0)
+    q = 0;
+  /* acq_rel only because the runtime names no relaxed OR: the region's end
+   * publishes the bits to the caller. */
+  if (q >= 0 && (size_t)q < TP_RAN_WORDS * 64)
+    tt_atomic_fetch_or_acq_rel (&L->ran[q / 64], (uint64_t)1 << (q % 64));
+}
+
 static void
 run_groups (const struct tp_launch *L, size_t begin, size_t end)
 {
@@ -253,6 +273,8 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
     {
       if (L->t_first != NULL)
         note_first (L);
+      if (L->ran != NULL)
+        note_ran (L);
       part_setup (pt, L);
     }
 
@@ -313,6 +335,42 @@ run_on_team (struct tp_launch *L, const tp_settings *set, size_t p)
 {
   if (tt_foreach_range (range_fn, L, L->m, set->grain, p, set->schedule) != 0)
     run_groups (L, 0, L->m);
+}
+
+/* Runs the work-groups of L on participants [first, first + count) of the
+ * team only: a sub-device's (subdev.c).  When another thread holds the team
+ * the region cannot run there (it would run serially on this thread, which
+ * is none of the participants), so the command waits for the team: it
+ * retries, yielding, then sleeping up to 1 ms between tries.  The other
+ * holder is a command of another device or a C loop, which ends.  Only
+ * where this thread can never hold the team (an OpenMP parallel region
+ * around the OpenCL call that runs the command: TT_ENOSYS) do the
+ * work-groups run here, serially, so that the command still completes. */
+static void
+run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
+                size_t count)
+{
+  unsigned tries = 0;
+  long sleep_ns = 1000;
+  for (;;)
+    {
+      int rc = tt__foreach_range_on (range_fn, L, L->m, set->grain, first,
+                                     count, set->schedule);
+      if (rc == 0)
+        return;
+      if (rc != TT_EBUSY)
+        break;
+      if (++tries < 64)
+        {
+          sched_yield ();
+          continue;
+        }
+      struct timespec ts = { 0, sleep_ns };
+      nanosleep (&ts, NULL);
+      if (sleep_ns < 1000000)
+        sleep_ns *= 2;
+    }
+  run_groups (L, 0, L->m);
 }
 
 /* ops->run, called by pocl_exec_command between RUNNING and COMPLETE, on the
@@ -440,12 +498,28 @@ tp_run (void *data, _cl_command_node *cmd)
   cl_event ev = cmd->sync.event.event;
   if (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)
     L.t_first = &t_first;
-  size_t p = d->set.participants;
-  if (cmd->device->max_compute_units < p)
-    p = cmd->device->max_compute_units; /* a sub-device */
-  if (p == 0)
-    p = 1;
-  run_on_team (&L, &d->set, p);
+  _Atomic uint64_t ran[TP_RAN_WORDS];
+  if (d->record)
+    {
+      for (unsigned w = 0; w < TP_RAN_WORDS; ++w)
+        atomic_init (&ran[w], 0);
+      L.ran = ran;
+    }
+  if (cmd->device->parent_device != NULL)
+    {
+      size_t first, count;
+      tp_device_range (cmd->device, &first, &count);
+      run_on_subteam (&L, &d->set, first, count);
+    }
+  else
+    run_on_team (&L, &d->set, d->set.participants ? d->set.participants : 1);
+  if (L.ran != NULL)
+    {
+      uint64_t r[TP_RAN_WORDS];
+      for (unsigned w = 0; w < TP_RAN_WORDS; ++w)
+        r[w] = tt_atomic_load_relaxed (&ran[w]);
+      tp_record_ran (cmd->device, r);
+    }
   /* The region has ended (its end orders the participants' stores before
    * this load).  PoCL reads time_start only once the event is complete,
    * which it publishes later under the event lock; END is taken then, after
