@@ -10,18 +10,22 @@
  * {2,3}), 4-7 node 1.  TEAMS_POCL_RECORD_PARTICIPANTS=1 makes the driver
  * record which participants ran work-groups of each (sub-)device, read with
  * TT_CL_DEVICE_PARTICIPANTS_RAN.  The threads are not pinned (the machine
- * has other CPUs than the synthetic one), so memory placement is not
- * checked here: these tests are about which participant runs what.
+ * has other CPUs than the synthetic one), so where a sub-device's buffer is
+ * placed is checked by which workers fault its pages in; on a machine with
+ * several nodes, buffers_on_their_node checks the nodes themselves.
  *
  * Each test sets the environment before PoCL initialises: Criterion runs
  * every test in a fresh process.  On the pthread run (tests/pocl.cmake) the
  * tests skip: PoCL's pthread driver has no affinity domains. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "clu.h"
 
@@ -361,5 +365,169 @@ SUBDEV_TEST(unpinned_has_no_domains) {
       0};
   cl_uint n = 0;
   cr_assert_neq(clCreateSubDevices(e.dev, numa, 0, NULL, &n), CL_SUCCESS);
+  clu_close(&e);
+}
+
+/* ---- buffers placed by their sub-device's participants -------------------- */
+
+/* Minor page faults of the team's worker for participant i (thread name
+ * teams-w<i>), or -1 when there is none. */
+static long worker_faults(unsigned i) {
+  char want[16];
+  snprintf(want, sizeof want, "teams-w%u", i);
+  DIR *d = opendir("/proc/self/task");
+  cr_assert_not_null(d);
+  long faults = -1;
+  struct dirent *e;
+  while (faults < 0 && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    if (fgets(comm, sizeof comm, f))
+      comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    if (strcmp(comm, want) != 0)
+      continue;
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    unsigned long minflt = 0;
+    /* after comm: state(3) ppid pgrp session tty_nr tpgid flags minflt(10) */
+    if (p != NULL &&
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lu", &minflt) == 1)
+      faults = (long)minflt;
+  }
+  closedir(d);
+  return faults;
+}
+
+static int thp_always(void) {
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  char buf[128] = "";
+  if (f != NULL) {
+    if (!fgets(buf, sizeof buf, f))
+      buf[0] = 0;
+    fclose(f);
+  }
+  return strstr(buf, "[always]") != NULL;
+}
+
+/* placement=firsttouch: a buffer first used on the second node's
+ * sub-device has its pages first touched by that sub-device's participants
+ * (4-7), a quarter each, and by none of the others: each worker's minor
+ * faults tell (the participants are threads teams-w<i>). */
+SUBDEV_TEST(buffer_touched_by_its_participants) {
+  setup(MACHINE, "placement=firsttouch");
+  if (thp_always())
+    cr_skip_test("THP \"always\": pages fault 2 MiB at a time");
+  clu_env e;
+  clu_open(&e, 0);
+  cl_device_partition_property props[] = {
+      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
+      0};
+  cl_device_id sub[2];
+  partition(e.dev, props, 2, sub);
+  sub_env s;
+  sub_open(&s, sub[1], 4 * 64); /* warm: the kernel, the queue */
+  sub_enqueue(&s, 1);
+  sub_check(&s, 1);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = 2048;
+  size_t bytes = pages * page;
+  cl_mem b = clu_buffer(&(clu_env){NULL, sub[1], s.ctx, s.q, 1, ""},
+                        CL_MEM_READ_WRITE, bytes, NULL);
+  long before[TEAM];
+  for (unsigned i = 1; i < TEAM; i++)
+    cr_assert_geq(before[i] = worker_faults(i), 0, "no thread teams-w%u", i);
+  cl_uint v = 5;
+  CLU_CHECK(clEnqueueFillBuffer(s.q, b, &v, sizeof v, 0, bytes, 0, NULL, NULL));
+  CLU_CHECK(clFinish(s.q));
+  for (unsigned i = 1; i < TEAM; i++) {
+    long d = worker_faults(i) - before[i];
+    if (i >= 4)
+      cr_assert_geq(d, (long)(pages / 4) - 2,
+                    "participant %u faulted %ld pages of its quarter", i, d);
+    else
+      cr_assert_lt(d, (long)(pages / 16),
+                   "participant %u (other node) faulted %ld pages", i, d);
+  }
+  cl_uint *m = malloc(bytes);
+  CLU_CHECK(clEnqueueReadBuffer(s.q, b, CL_TRUE, 0, bytes, m, 0, NULL, NULL));
+  for (size_t i = 0; i < bytes / sizeof *m; i++)
+    cr_assert_eq(m[i], 5u, "m[%zu]", i);
+  free(m);
+  clReleaseMemObject(b);
+  sub_close(&s);
+  clu_close(&e);
+}
+
+/* On a machine whose kernel reports two or more NUMA nodes, with the team
+ * pinned by node: the buffers of each node's sub-device lie on one node,
+ * and the two sub-devices' on different ones. */
+SUBDEV_TEST(buffers_on_their_node) {
+  setup(NULL, "placement=firsttouch");
+  unsetenv("TEAMS_NUM_THREADS");
+  setenv("TEAMS_PIN", "numa", 1);
+  unsigned long mask[16] = {0};
+  size_t nodes = 0;
+  if (syscall(SYS_get_mempolicy, NULL, mask, 1024, NULL, 4 /* ALLOWED */) == 0)
+    for (size_t w = 0; w < 16; w++)
+      nodes += (size_t)__builtin_popcountl(mask[w]);
+  if (nodes < 2)
+    cr_skip_test("the kernel reports %zu NUMA node(s) for this process: the "
+                 "synthetic nodes of the other tests do not exist here",
+                 nodes);
+  clu_env e;
+  clu_open(&e, 0);
+  cl_device_partition_property props[] = {
+      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
+      0};
+  cl_uint n = 0;
+  if (clCreateSubDevices(e.dev, props, 0, NULL, &n) != CL_SUCCESS || n < 2)
+    cr_skip_test("the pinned team spans one node");
+  cl_device_id *sub = calloc(n, sizeof *sub);
+  CLU_CHECK(clCreateSubDevices(e.dev, props, n, sub, NULL));
+  int node_of[2] = {-1, -1};
+  for (unsigned i = 0; i < 2; i++) {
+    sub_env s;
+    size_t items = 4 << 18; /* 4 MiB */
+    sub_open(&s, sub[i], items);
+    sub_enqueue(&s, 1);
+    cl_int err;
+    char *p = clEnqueueMapBuffer(s.q, s.b, CL_TRUE, CL_MAP_READ, 0,
+                                 items * sizeof(cl_uint), 0, NULL, NULL, &err);
+    CLU_CHECK(err);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t b0 = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t b1 = ((uintptr_t)p + items * sizeof(cl_uint)) & ~(page - 1);
+    size_t pages = (size_t)(b1 - b0) / page;
+    void **pp = malloc(pages * sizeof *pp);
+    int *st = malloc(pages * sizeof *st);
+    for (size_t k = 0; k < pages; k++)
+      pp[k] = (void *)(b0 + k * page);
+    cr_assert_eq(syscall(SYS_move_pages, 0, (unsigned long)pages, pp, NULL, st,
+                         0),
+                 0);
+    node_of[i] = st[0];
+    for (size_t k = 0; k < pages; k++)
+      cr_assert_eq(st[k], node_of[i], "sub-device %u: page %zu on node %d, "
+                   "page 0 on %d", i, k, st[k], node_of[i]);
+    free(pp);
+    free(st);
+    CLU_CHECK(clEnqueueUnmapMemObject(s.q, s.b, p, 0, NULL, NULL));
+    CLU_CHECK(clFinish(s.q));
+    sub_close(&s);
+  }
+  cr_assert_neq(node_of[0], node_of[1]);
+  free(sub);
   clu_close(&e);
 }

@@ -351,7 +351,6 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
                 size_t count)
 {
   unsigned tries = 0;
-  long sleep_ns = 1000;
   for (;;)
     {
       int rc = tt__foreach_range_on (range_fn, L, L->m, set->grain, first,
@@ -360,17 +359,23 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
         return;
       if (rc != TT_EBUSY)
         break;
-      if (++tries < 64)
-        {
-          sched_yield ();
-          continue;
-        }
-      struct timespec ts = { 0, sleep_ns };
-      nanosleep (&ts, NULL);
-      if (sleep_ns < 1000000)
-        sleep_ns *= 2;
+      tp_backoff (&tries);
     }
   run_groups (L, 0, L->m);
+}
+
+void
+tp_backoff (unsigned *tries)
+{
+  unsigned t = (*tries)++;
+  if (t < 64)
+    {
+      sched_yield ();
+      return;
+    }
+  long ns = 1000l << (t - 64 < 10 ? t - 64 : 10); /* 1 us .. ~1 ms */
+  struct timespec ts = { 0, ns };
+  nanosleep (&ts, NULL);
 }
 
 /* ops->run, called by pocl_exec_command between RUNNING and COMPLETE, on the

@@ -93,6 +93,11 @@ cl_int tp_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr,
                          cl_int (*basic_alloc) (cl_device_id, cl_mem, void *));
 void tp_free_mem_obj (cl_device_id device, cl_mem mem,
                       void (*basic_free) (cl_device_id, cl_mem));
+/* Marks a buffer whose pages await their first touch (in the device's
+ * pocl_mem_identifier.extra, which basic leaves alone). */
+#define TP_MEM_UNPLACED ((uint64_t)0x7465616d73ull)
+/* Places the awaiting buffers of a command about to run (firsttouch). */
+void tp_place_command (_cl_command_node *node);
 
 /* ---- per-device state ---------------------------------------------------------- */
 typedef struct tp_device {
@@ -177,6 +182,10 @@ void tp_wait_event (cl_device_id device, cl_event event);
 void tp_notify_event_finished (cl_event event);
 int tp_queue_init (tp_device *d);
 void tp_queue_fini (tp_device *d);
+
+/* run.c: a pause between tries of a region that found the team held by
+ * another thread (yields, then sleeps up to 1 ms); *tries starts at 0. */
+void tp_backoff (unsigned *tries);
 
 /* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
 void tp_count_ndrange (tp_device *d, size_t groups);

@@ -11,7 +11,8 @@
  *     launcher uses too;
  *   - the named atomics and TT_CACHE_PAD (atomic.h, beside this file);
  *   - tt__scratch, each thread's grow-on-demand buffers, tt__team_nodes,
- *     tt__team_domains and tt__foreach_range_on (sub-devices), below.
+ *     and for sub-devices tt__team_domains, tt__foreach_range_on and
+ *     tt__mem_touch_on, below.
  * Everything else in launcher/ (the team's protocol, the steal machine,
  * topology snapshots) is private to the runtime and its white-box tests.
  *
@@ -99,6 +100,14 @@ TT_INTERNAL int tt__foreach_range_on(void (*f)(void *ctx, size_t begin,
                                      void *ctx, size_t n, size_t grain,
                                      size_t first, size_t count,
                                      tt_schedule schedule);
+
+/* tt_mem_touch(base, bytes, 1, 0, count, TT_SCHED_STATIC) with block k
+ * touched by participant first + k of the team instead of participant k
+ * (launcher/memory.c): the pages where a static launch on that sub-team
+ * (tt__foreach_range_on) runs.  Returns 0, the codes of tt_mem_touch, or
+ * those of tt__foreach_range_on (TT_EBUSY: nothing touched, call again). */
+TT_INTERNAL int tt__mem_touch_on(void *base, size_t bytes, size_t first,
+                                 size_t count);
 
 /* At least size bytes of the calling thread's buffer of this kind, aligned
  * to TT_CACHE_PAD (128).  The contents are kept only while no larger size is
