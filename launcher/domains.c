@@ -9,7 +9,8 @@
  * nodes are the snapshot's (overlapping or emulated nodes are already
  * rejected there, and count as one node); caches are read from hwloc for the
  * participants' PUs.  Reading the topology costs about 0.6 ms (topology.c,
- * "Cost"): callers ask once, when a device is set up. */
+ * "Cost"), and is skipped for an unpinned team: callers ask once, when a
+ * device is set up. */
 #include <stdlib.h>
 
 #include "team-internal.h"
@@ -44,11 +45,22 @@ int tt__team_domains(size_t n, const char *synthetic, int *ids) {
     return TT_EINVAL;
   for (size_t i = 0; i < TT__DOMAINS * n; i++)
     ids[i] = -1;
+  const tt__topo *live = NULL;
+  if (!synthetic) {
+    size_t size = tt_team_size(); /* starts the team: its snapshot */
+    live = tt__topology_current();
+    if (n > size)
+      return TT_EINVAL;
+    if (!live || !live->pinned || live->n < n)
+      return TT_ENOSYS; /* unpinned participants move between domains */
+  }
   hwloc_topology_t t = NULL;
   int rc = tt__topology_load(&t, synthetic, NULL, 0);
   if (rc < 0)
     return rc;
-  if (synthetic) {
+  if (live) {
+    fill(t, live, n, live->cpu, ids);
+  } else {
     int *cpus = malloc(n * sizeof *cpus);
     tt__topo *s = NULL;
     rc = cpus ? tt__topology_choose_cpus(t, NULL, n, TT__PIN_NUMA, cpus)
@@ -62,15 +74,6 @@ int tt__team_domains(size_t n, const char *synthetic, int *ids) {
     if (s)
       tt__topology_free(s);
     free(cpus);
-  } else {
-    size_t size = tt_team_size(); /* starts the team: its snapshot */
-    const tt__topo *s = tt__topology_current();
-    if (n > size)
-      rc = TT_EINVAL;
-    else if (!s || !s->pinned || s->n < n)
-      rc = TT_ENOSYS; /* unpinned participants move between domains */
-    else
-      fill(t, s, n, s->cpu, ids);
   }
   hwloc_topology_destroy(t);
   return rc;

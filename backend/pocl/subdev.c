@@ -189,8 +189,16 @@ tp_cl_create_sub_devices (cl_device_id in_device,
                           cl_uint num_devices, cl_device_id *out,
                           cl_uint *num_ret)
 {
-  if (in_device == NULL || in_device->data == NULL || props == NULL
-      || props[0] != CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN)
+  int by_domain = 0;
+  if (in_device != NULL && in_device->data != NULL && props != NULL
+      && props[0] == CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN)
+    for (size_t i = 0; i < in_device->num_partition_properties; ++i)
+      if (in_device->partition_properties[i]
+          == CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN)
+        by_domain = 1;
+  /* everything else, and a device that offers no domains (libpocl refuses
+   * the property then, as unsupported) */
+  if (!by_domain)
     {
       cl_uint made = 0;
       cl_int rc = tp_icd_pocl_create_sub_devices (in_device, props,
