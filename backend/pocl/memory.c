@@ -148,18 +148,26 @@ tp_place_command (_cl_command_node *node)
         continue;
       if (id->mem_ptr == NULL)
         continue;
-      size_t first, count;
-      tp_device_range (dev, &first, &count);
       /* The buffer's bytes in the static partition over the device's
        * participants: elements are bytes, and [ptr, ptr + size) is cut
        * into count blocks, block k touched by participant first + k.  The
-       * partial pages at the ends were not discarded and keep their node. */
+       * partial pages at the ends were not discarded and keep their node.
+       * A sub-device's buffer waits for a held team, as its kernels do
+       * (run.c); the root device's is touched as a kernel of its runs,
+       * serially on this thread when the team is held. */
+      size_t first, count;
+      tp_device_range (dev, &first, &count);
+      if (dev->parent_device == NULL)
+        {
+          (void)tt_mem_touch (id->mem_ptr, mem->size, 1, 0, count,
+                              TT_SCHED_STATIC);
+          continue;
+        }
       unsigned tries = 0;
-      int rc;
-      while ((rc = tt__mem_touch_on (id->mem_ptr, mem->size, first, count))
+      while (tt__mem_touch_on (id->mem_ptr, mem->size, first, count)
              == TT_EBUSY)
-        tp_backoff (&tries);
-      (void)rc; /* otherwise the pages go where they are first written */
+        tp_backoff (&tries); /* other failures: the pages go where they
+                                are first written */
     }
 }
 

@@ -8,6 +8,9 @@
  * tt_foreach_range, as participant 0, with the device's schedule and grain
  * (schedule=, grain=; grain 0 takes the runtime's default): the same
  * schedules and defaults as the C launcher, owned by launcher/range.c.
+ * A sub-device's command runs on its run of participants only
+ * (tt__foreach_range_on; subdev.c and run_on_subteam below), and waits for
+ * the team rather than run serially on a thread outside that run.
  *
  * Per-participant state lives in the participant thread's own scratch
  * (struct part, thread-local; its memory the runtime's TT__SCRATCH_DRIVER
@@ -48,9 +51,9 @@
 
 #include "pocl_timing.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -261,7 +264,7 @@ note_ran (const struct tp_launch *L)
     q = 0;
   /* acq_rel only because the runtime names no relaxed OR: the region's end
    * publishes the bits to the caller. */
-  if (q >= 0 && (size_t)q < TP_RAN_WORDS * 64)
+  if ((size_t)q < TP_RAN_WORDS * 64)
     tt_atomic_fetch_or_acq_rel (&L->ran[q / 64], (uint64_t)1 << (q % 64));
 }
 
