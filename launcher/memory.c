@@ -131,7 +131,8 @@ static void touch_blocks(void *ctx, size_t begin, size_t end) {
     touch_chunk(ctx, c);
 }
 
-int tt__mem_touch_on(void *base, size_t bytes, size_t first, size_t count) {
+int tt__mem_touch_on(void *base, size_t bytes, size_t first, size_t count,
+                     int wait) {
   size_t page = system_page();
   int rc = check_args(bytes, 1, count, TT_SCHED_STATIC, page);
   if (rc < 0)
@@ -147,7 +148,7 @@ int tt__mem_touch_on(void *base, size_t bytes, size_t first, size_t count) {
     return rc;
   /* t.p < count only for fewer bytes than participants: the first t.p */
   return tt__foreach_range_on(touch_blocks, &t, t.p, 1, first, t.p,
-                              TT_SCHED_STATIC);
+                              TT_SCHED_STATIC, wait);
 }
 
 /* ---- interleave ------------------------------------------------------------- */

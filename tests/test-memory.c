@@ -450,21 +450,21 @@ Test(touch_on, touches_on_a_run_and_waits_for_a_held_team) {
   cr_assert_eq(pthread_create(&t, NULL, hold_main, &h), 0);
   while (!atomic_load(&h.started))
     sched_yield();
-  cr_assert_eq(tt__mem_touch_on(a, bytes, 2, 2), TT_EBUSY);
+  cr_assert_eq(tt__mem_touch_on(a, bytes, 2, 2, 0), TT_EBUSY);
   page_nodes(a, bytes, st);
   for (size_t k = 0; k < pages; k++)
     cr_assert_lt(st[k], 0, "page %zu touched on a held team", k);
   atomic_store(&h.release, 1);
   pthread_join(t, NULL);
   a[bytes - 1] = 42;
-  cr_assert_eq(tt__mem_touch_on(a, bytes, 2, 2), 0);
+  cr_assert_eq(tt__mem_touch_on(a, bytes, 2, 2, 1), 0);
   page_nodes(a, bytes, st);
   for (size_t k = 0; k < pages; k++)
     cr_assert_geq(st[k], 0, "page %zu not present after the touch", k);
   cr_assert_eq(a[bytes - 1], 42);
-  cr_assert_eq(tt__mem_touch_on(NULL, 8, 0, 2), TT_EINVAL);
-  cr_assert_eq(tt__mem_touch_on(a, 8, 0, 0), TT_EINVAL);
-  cr_assert_eq(tt__mem_touch_on(a, bytes, 3, 2), TT_ERANGE);
+  cr_assert_eq(tt__mem_touch_on(NULL, 8, 0, 2, 1), TT_EINVAL);
+  cr_assert_eq(tt__mem_touch_on(a, 8, 0, 0, 1), TT_EINVAL);
+  cr_assert_eq(tt__mem_touch_on(a, bytes, 3, 2, 1), TT_ERANGE);
   free(st);
   munmap(a, bytes);
 }

@@ -368,7 +368,7 @@ Test(range_on, members_only_exactly_once) {
         for (size_t i = 0; i < n; i++)
           hits[i] = 0;
         cr_assert_eq(tt__foreach_range_on(on_f, &r, n, grain, first, count,
-                                          (tt_schedule)sch),
+                                          (tt_schedule)sch, 1),
                      0);
         if (grain == 0) /* greedy's default: whole grains */
           r.grain = tt__range_default_grain(TT_SCHED_GREEDY, n, count);
@@ -392,7 +392,8 @@ Test(range_on, members_only_exactly_once) {
 }
 
 /* A second thread holds the team: a run without participant 0 cannot run
- * (TT_EBUSY, nothing ran), the caller alone as participant 0 can. */
+ * (TT_EBUSY without wait, nothing ran), the caller alone as participant 0
+ * can; with wait the call runs the range once the team is free. */
 typedef struct holder {
   atomic_int started, release;
 } holder;
@@ -410,6 +411,17 @@ static void *hold_main(void *arg) {
   return NULL;
 }
 
+typedef struct waiter {
+  on_rec *r;
+  int rc;
+} waiter;
+
+static void *wait_main(void *arg) {
+  waiter *w = arg;
+  w->rc = tt__foreach_range_on(on_f, w->r, 50, 1, 1, 2, TT_SCHED_GREEDY, 1);
+  return NULL;
+}
+
 Test(range_on, busy_team_runs_nothing) {
   setenv("TEAMS_NUM_THREADS", "3", 1);
   cr_assert_eq(tt_team_size(), 3);
@@ -421,21 +433,30 @@ Test(range_on, busy_team_runs_nothing) {
   _Atomic unsigned hits[50] = {0};
   _Atomic int who[50];
   on_rec r = {50, 1, 1, 2, 0, 0, hits, who, 0};
-  cr_assert_eq(tt__foreach_range_on(on_f, &r, 50, 1, 1, 2, TT_SCHED_GREEDY),
+  cr_assert_eq(tt__foreach_range_on(on_f, &r, 50, 1, 1, 2, TT_SCHED_GREEDY, 0),
                TT_EBUSY);
   for (size_t i = 0; i < 50; i++)
     cr_assert_eq(hits[i], 0, "index %zu ran on a held team", i);
   on_rec r0 = {50, 1, 0, 1, 0, 0, hits, who, 0};
-  cr_assert_eq(tt__foreach_range_on(on_f, &r0, 50, 1, 0, 1, TT_SCHED_STATIC),
+  cr_assert_eq(tt__foreach_range_on(on_f, &r0, 50, 1, 0, 1, TT_SCHED_STATIC, 0),
                0);
   for (size_t i = 0; i < 50; i++)
     cr_assert_eq(hits[i], 1);
-  atomic_store(&h.release, 1);
-  pthread_join(t, NULL);
-  /* free again: the run goes through */
+  /* with wait, a second thread's call runs nothing while the team is held
+   * and all of it once it is free */
   for (size_t i = 0; i < 50; i++)
     hits[i] = 0;
-  cr_assert_eq(tt__foreach_range_on(on_f, &r, 50, 1, 1, 2, TT_SCHED_GREEDY), 0);
+  waiter wt = {&r, 1};
+  pthread_t tw;
+  cr_assert_eq(pthread_create(&tw, NULL, wait_main, &wt), 0);
+  for (int k = 0; k < 1000; k++)
+    sched_yield();
+  for (size_t i = 0; i < 50; i++)
+    cr_assert_eq(hits[i], 0, "index %zu ran on a held team", i);
+  atomic_store(&h.release, 1);
+  pthread_join(t, NULL);
+  pthread_join(tw, NULL);
+  cr_assert_eq(wt.rc, 0);
   cr_assert_eq(atomic_load(&r.bad), 0);
   for (size_t i = 0; i < 50; i++)
     cr_assert_eq(hits[i], 1);
@@ -445,23 +466,23 @@ static void nested_on(void *ctx, size_t c) {
   atomic_int *rc = ctx;
   (void)c;
   atomic_store(rc, tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 2,
-                                        TT_SCHED_STATIC));
+                                        TT_SCHED_STATIC, 1));
 }
 
 Test(range_on, bad_inputs) {
   setenv("TEAMS_NUM_THREADS", "2", 1);
-  cr_assert_eq(tt__foreach_range_on(NULL, NULL, 10, 1, 0, 2, TT_SCHED_STATIC),
+  cr_assert_eq(tt__foreach_range_on(NULL, NULL, 10, 1, 0, 2, TT_SCHED_STATIC, 0),
                TT_EINVAL);
-  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 0, TT_SCHED_STATIC),
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 0, TT_SCHED_STATIC, 0),
                TT_EINVAL);
-  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 2, (tt_schedule)9),
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 2, (tt_schedule)9, 0),
                TT_EINVAL);
-  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 1, 2, TT_SCHED_STATIC),
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 1, 2, TT_SCHED_STATIC, 0),
                TT_ERANGE);
   cr_assert_eq(tt__foreach_range_on(noop_f, NULL, SIZE_MAX, 1, 0, 2,
-                                    TT_SCHED_STATIC),
+                                    TT_SCHED_STATIC, 0),
                TT_EOVERFLOW);
-  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 0, 1, 1, 1, TT_SCHED_STATIC),
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 0, 1, 1, 1, TT_SCHED_STATIC, 0),
                0);
   atomic_int rc = 1;
   cr_assert_eq(tt_foreach_chunk(nested_on, &rc, 1, 1), 0);

@@ -163,11 +163,8 @@ tp_place_command (_cl_command_node *node)
                               TT_SCHED_STATIC);
           continue;
         }
-      unsigned tries = 0;
-      while (tt__mem_touch_on (id->mem_ptr, mem->size, first, count)
-             == TT_EBUSY)
-        tp_backoff (&tries); /* other failures: the pages go where they
-                                are first written */
+      /* on failure the pages go where they are first written */
+      (void)tt__mem_touch_on (id->mem_ptr, mem->size, first, count, 1);
     }
 }
 

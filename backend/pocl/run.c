@@ -51,11 +51,9 @@
 
 #include "pocl_timing.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TP_ALIGN MAX_EXTENDED_ALIGNMENT
@@ -343,42 +341,20 @@ run_on_team (struct tp_launch *L, const tp_settings *set, size_t p)
 /* Runs the work-groups of L on participants [first, first + count) of the
  * team only: a sub-device's (subdev.c).  When another thread holds the team
  * the region cannot run there (it would run serially on this thread, which
- * is none of the participants), so the command waits for the team: it
- * retries, yielding, then sleeping up to 1 ms between tries.  The other
- * holder is a command of another device or a C loop, which ends.  Only
- * where this thread can never hold the team (an OpenMP parallel region
- * around the OpenCL call that runs the command: TT_ENOSYS) do the
- * work-groups run here, serially, so that the command still completes. */
+ * is none of the participants), so the command waits for the team
+ * (tt__foreach_range_on with wait).  The other holder is a command of
+ * another device or a C loop, which ends.  Only where this thread can never
+ * hold the team (an OpenMP parallel region around the OpenCL call that runs
+ * the command: TT_ENOSYS) do the work-groups run here, serially, so that
+ * the command still completes. */
 static void
 run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
                 size_t count)
 {
-  unsigned tries = 0;
-  for (;;)
-    {
-      int rc = tt__foreach_range_on (range_fn, L, L->m, set->grain, first,
-                                     count, set->schedule);
-      if (rc == 0)
-        return;
-      if (rc != TT_EBUSY)
-        break;
-      tp_backoff (&tries);
-    }
-  run_groups (L, 0, L->m);
-}
-
-void
-tp_backoff (unsigned *tries)
-{
-  unsigned t = (*tries)++;
-  if (t < 64)
-    {
-      sched_yield ();
-      return;
-    }
-  long ns = 1000l << (t - 64 < 10 ? t - 64 : 10); /* 1 us .. ~1 ms */
-  struct timespec ts = { 0, ns };
-  nanosleep (&ts, NULL);
+  if (tt__foreach_range_on (range_fn, L, L->m, set->grain, first, count,
+                            set->schedule, 1)
+      != 0)
+    run_groups (L, 0, L->m);
 }
 
 /* ops->run, called by pocl_exec_command between RUNNING and COMPLETE, on the

@@ -183,10 +183,6 @@ void tp_notify_event_finished (cl_event event);
 int tp_queue_init (tp_device *d);
 void tp_queue_fini (tp_device *d);
 
-/* run.c: a pause between tries of a region that found the team held by
- * another thread (yields, then sleeps up to 1 ms); *tries starts at 0. */
-void tp_backoff (unsigned *tries);
-
 /* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
 void tp_count_ndrange (tp_device *d, size_t groups);
 

@@ -82,32 +82,37 @@ typedef enum tt__domain {
 TT_INTERNAL int tt__team_domains(size_t n, const char *synthetic, int *ids);
 
 /* tt_foreach_range on participants [first, first + count) of the team only
- * (launcher/range.c): a sub-team.  Participant first + k runs block k of
- * whole grains (TT_SCHED_STATIC), or, for every other schedule, grains from
- * one shared counter among the members (grain 0: greedy's default for count
- * participants); no other participant runs any of f, and the caller runs
- * some only when first == 0.  first == 0 with count == 1 is one call
- * f(ctx, 0, n) on the caller.  Returns 0; TT_EBUSY, with nothing run, when
- * another thread holds the team (or it is shutting down), so the caller may
- * wait and call again; TT_ENOSYS, with nothing run, when the calling thread
- * can never hold it (inside a chunk, or in an OpenMP parallel region);
- * TT_ERANGE when first + count exceeds the team;
- * TT_EINVAL or TT_EOVERFLOW as tt_foreach_range.  The rule assumes the team
- * is not shut down and restarted smaller meanwhile (the region then runs as
- * tt_foreach_chunk runs a static region on a smaller team). */
+ * (launcher/range.c): a sub-team.  No other participant runs any of f, and
+ * the caller runs some only when first == 0.  TT_SCHED_STATIC: participant
+ * first + k runs block k of whole grains, or, where it could not take part
+ * (left out of the region: team.c's polite workers), another member runs
+ * that block; every other schedule: grains from one shared counter among
+ * the members (grain 0: greedy's default for count participants).
+ * first == 0 with count == 1 is one call f(ctx, 0, n) on the caller.  While
+ * another thread holds the team, or every member is left out, the call
+ * waits (yields, then sleeps up to 1 ms between tries) -- or, with wait 0
+ * and nothing run yet, returns TT_EBUSY so that the caller may decide.
+ * Returns 0 once the whole range ran; TT_ENOSYS, with nothing run, when the
+ * calling thread can never hold the team (inside a chunk, or in an OpenMP
+ * parallel region); TT_ERANGE when first + count exceeds the team;
+ * TT_EINVAL or TT_EOVERFLOW as tt_foreach_range; TT_ENOMEM (static on a
+ * run of more than 256 participants).  The rule assumes the team is not
+ * shut down and restarted smaller meanwhile. */
 TT_INTERNAL int tt__foreach_range_on(void (*f)(void *ctx, size_t begin,
                                                size_t end),
                                      void *ctx, size_t n, size_t grain,
                                      size_t first, size_t count,
-                                     tt_schedule schedule);
+                                     tt_schedule schedule, int wait);
 
 /* tt_mem_touch(base, bytes, 1, 0, count, TT_SCHED_STATIC) with block k
  * touched by participant first + k of the team instead of participant k
  * (launcher/memory.c): the pages where a static launch on that sub-team
- * (tt__foreach_range_on) runs.  Returns 0, the codes of tt_mem_touch, or
- * those of tt__foreach_range_on (TT_EBUSY: nothing touched, call again). */
+ * (tt__foreach_range_on) runs, and touched as it runs them (a left-out
+ * member's block by another member; waiting for a held team unless wait is
+ * 0).  Returns 0, the codes of tt_mem_touch, or those of
+ * tt__foreach_range_on (TT_EBUSY: nothing touched). */
 TT_INTERNAL int tt__mem_touch_on(void *base, size_t bytes, size_t first,
-                                 size_t count);
+                                 size_t count, int wait);
 
 /* At least size bytes of the calling thread's buffer of this kind, aligned
  * to TT_CACHE_PAD (128).  The contents are kept only while no larger size is
