@@ -535,3 +535,32 @@ SUBDEV_TEST(buffers_on_their_node) {
   free(sub);
   clu_close(&e);
 }
+
+/* A domain whose participants are not one run is not offered: pinned by
+ * node on 2 nodes x 2 cores x 2 SMT threads, a node's participants take
+ * each core's first thread before any second one (0, 1 on the first PUs of
+ * cores 0, 1; 2, 3 on their siblings), so a core's L2 holds participants 0
+ * and 2.  NUMA still partitions. */
+SUBDEV_TEST(scattered_domains_are_not_offered) {
+  setup("pack:2 [numa] l2:2 core:1 pu:2", NULL);
+  clu_env e;
+  clu_open(&e, 0);
+  cl_device_affinity_domain dom = 0;
+  CLU_CHECK(clGetDeviceInfo(e.dev, CL_DEVICE_PARTITION_AFFINITY_DOMAIN,
+                            sizeof dom, &dom, NULL));
+  cr_assert_eq(dom, CL_DEVICE_AFFINITY_DOMAIN_NUMA |
+                        CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE,
+               "domains %#llx", (unsigned long long)dom);
+  cl_device_partition_property l2[] = {CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN,
+                                       CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE, 0};
+  cl_uint n = 0;
+  cr_assert_eq(clCreateSubDevices(e.dev, l2, 0, NULL, &n),
+               CL_DEVICE_PARTITION_FAILED);
+  cl_device_partition_property numa[] = {
+      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
+      0};
+  cl_device_id sub[2];
+  partition(e.dev, numa, 2, sub);
+  run_on(sub[1], 4, 4);
+  clu_close(&e);
+}
