@@ -122,6 +122,35 @@ int tt_mem_touch(void *base, size_t n, size_t elem_size, size_t grain,
   return touch(base, n, elem_size, grain, p, schedule, page);
 }
 
+/* tt__mem_touch_on (teams-internal.h): the rule of tt_mem_touch for bytes
+ * elements and a static launch on `count` participants, run on the
+ * participants [first, first + count) of the team, block k on participant
+ * first + k. */
+static void touch_blocks(void *ctx, size_t begin, size_t end) {
+  for (size_t c = begin; c < end; c++)
+    touch_chunk(ctx, c);
+}
+
+int tt__mem_touch_on(void *base, size_t bytes, size_t first, size_t count,
+                     int wait) {
+  size_t page = system_page();
+  int rc = check_args(bytes, 1, count, TT_SCHED_STATIC, page);
+  if (rc < 0)
+    return rc;
+  if (bytes == 0)
+    return 0;
+  if (!base)
+    return TT_EINVAL;
+  tt__touch_plan t = {(uintptr_t)base, bytes, 1, page, 1, 0, 1};
+  rc = tt__range_plan(bytes, 0, count, TT_SCHED_STATIC, count, &t.unit,
+                      &t.units, &t.p);
+  if (rc < 0)
+    return rc;
+  /* t.p < count only for fewer bytes than participants: the first t.p */
+  return tt__foreach_range_on(touch_blocks, &t, t.p, 1, first, t.p,
+                              TT_SCHED_STATIC, wait);
+}
+
 /* ---- interleave ------------------------------------------------------------- */
 
 #define MAX_NODES 1024

@@ -49,9 +49,11 @@
  * region, while a thief can still balance to 1/64 of a block.  The
  * table (16 entries, direct-mapped on f and n) forgets a loop when another
  * one maps to its entry: it then starts again as unknown. */
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "prim.h"
 #include "steal.h"
@@ -245,6 +247,197 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   e->f = f;
   e->n = n;
   e->steal = steal ? dt >= AUTO_SHORT_NS : dt >= AUTO_LONG_NS;
+  return rc;
+}
+
+/* ---- a range on a run of participants -------------------------------------- */
+
+/* tt__foreach_range_on (teams-internal.h).  Static regions of first + count
+ * chunks, chunk c for participant c: the team's protocol knows nothing of
+ * sub-teams, and a static region is the one kind that names the participant
+ * of every chunk.  Chunks below `first` return at once; a member's chunk
+ * (c in [first, first + count)) works only when it runs on participant c of
+ * a parallel region.  Two other cases return without touching the range:
+ *   - the region is serial (the busy rule: another thread holds the team,
+ *     or it is shutting down): every chunk runs on the caller, which is no
+ *     member unless first == 0; the chunk says so in `serial`, which only
+ *     the caller writes (a serial region runs on it alone);
+ *   - the chunk runs on another participant: the holder runs a static
+ *     chunk of a worker it left out of the region (team.c, polite workers)
+ *     after its own.
+ * So a region may leave work undone, and the caller runs more rounds:
+ *   static  round 0: member k runs its block k of whole grains and marks it
+ *           done; later rounds: the blocks not done, from a shared counter
+ *           over their list, on whichever members run (a left-out member's
+ *           block moves to another member of the run, never outside it);
+ *   other   grains from one shared counter among the members (the steal
+ *           schedule's victim orders and its rescue by participant 0 assume
+ *           a region over participants 0..p-1 held by one of them, which a
+ *           sub-team need not contain); a grain taken is run whole by its
+ *           taker, so a later round goes on from the counter.
+ * A round that ran nothing (the team held, or every member left out) is
+ * followed by a pause (yields, then sleeps of 1 us doubling to 1 ms), since
+ * what stopped it lasts until another thread's region ends or a polite
+ * period (at most 64 ms) runs out.  Without `wait`, a first round that ran
+ * nothing returns TT_EBUSY instead; once anything ran, the call finishes.
+ * `next` and the done bits are written by members in a region and read by
+ * the caller after it (the region's end orders them). */
+typedef struct on_range {
+  range_fn f;
+  void *ctx;
+  size_t n, grain, grains, first, count;
+  int dynamic;
+  int serial;
+  int round;
+  _Atomic uint64_t *done; /* static: bit k, block k ran */
+  size_t *left, nleft;    /* static, later rounds: the blocks not done */
+  _Atomic size_t next;    /* grains (dynamic) or entries of left taken */
+} on_range;
+
+/* OpenMP's omp_in_parallel, if the program links an OpenMP runtime (as in
+ * team.c, whose busy rule runs such callers serially). */
+extern int omp_in_parallel(void) __attribute__((weak));
+
+static void on_block(on_range *s, size_t k) {
+  size_t g0, g1;
+  tt__block(s->grains, s->count, k, &g0, &g1);
+  size_t begin = g0 * s->grain;
+  size_t end = s->n - begin > (g1 - g0) * s->grain ? g1 * s->grain : s->n;
+  if (begin < end)
+    s->f(s->ctx, begin, end);
+  tt_atomic_fetch_or_acq_rel(&s->done[k / 64], (uint64_t)1 << (k % 64));
+}
+
+static void on_chunk(void *ctx, size_t c) {
+  on_range *s = ctx;
+  if (c < s->first)
+    return;
+  if (!tt__region_parallel()) {
+    s->serial = 1;
+    return;
+  }
+  if (tt_participant() != (int)c)
+    return; /* a left-out member's chunk, on the holder */
+  if (!s->dynamic && s->round == 0) {
+    on_block(s, c - s->first);
+    return;
+  }
+  size_t lim = s->dynamic ? s->grains : s->nleft;
+  for (;;) {
+    size_t g = tt_atomic_fetch_add_relaxed(&s->next, 1);
+    if (g >= lim)
+      return;
+    if (!s->dynamic) {
+      on_block(s, s->left[g]);
+      continue;
+    }
+    size_t begin = g * s->grain;
+    size_t end = s->n - begin > s->grain ? begin + s->grain : s->n;
+    s->f(s->ctx, begin, end);
+  }
+}
+
+static void on_pause(unsigned *tries) {
+  unsigned t = (*tries)++;
+  if (t < 64) {
+    sched_yield();
+    return;
+  }
+  long ns = 1000l << (t - 64 < 10 ? t - 64 : 10); /* 1 us .. ~1 ms */
+  struct timespec ts = {0, ns};
+  nanosleep(&ts, NULL);
+}
+
+/* Rounds until the whole range ran (see above); s->done and s->left are
+ * the caller's, sized for s->count. */
+static int run_rounds(on_range *s, int wait) {
+  unsigned tries = 0;
+  int any = 0; /* anything ran yet */
+  for (;;) {
+    size_t before = tt_atomic_load_relaxed(&s->next);
+    s->serial = 0;
+    int rc = tt__team_run(on_chunk, s, s->first + s->count,
+                          s->first + s->count, TT__MODE_STATIC, NULL);
+    if (rc < 0)
+      return rc;
+    size_t after = tt_atomic_load_relaxed(&s->next);
+    int ran;
+    if (s->dynamic) {
+      ran = after != before;
+      if (after >= s->grains)
+        return 0;
+    } else {
+      size_t k = 0;
+      ran = s->round > 0 && after != before;
+      s->nleft = 0;
+      for (size_t b = 0; b < s->count; b++) {
+        if (tt_atomic_load_relaxed(&s->done[b / 64]) >> (b % 64) & 1) {
+          ran |= s->round == 0;
+          continue;
+        }
+        s->left[k++] = b;
+      }
+      s->nleft = k;
+      if (k == 0)
+        return 0;
+      s->round++;
+      tt_atomic_store_relaxed(&s->next, 0);
+    }
+    any |= ran;
+    if (!ran) {
+      if (!any && !wait)
+        return TT_EBUSY;
+      on_pause(&tries);
+    }
+  }
+}
+
+int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
+                         void *ctx, size_t n, size_t grain, size_t first,
+                         size_t count, tt_schedule schedule, int wait) {
+  if (!f || count == 0 || first > SIZE_MAX - count ||
+      (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
+    return TT_EINVAL;
+  int dynamic = schedule != TT_SCHED_STATIC;
+  if (grain == 0)
+    grain = tt__range_default_grain(dynamic ? TT_SCHED_GREEDY : schedule, n,
+                                    count);
+  if (n > SIZE_MAX - grain)
+    return TT_EOVERFLOW;
+  if (n == 0)
+    return 0;
+  if (tt_participant() >= 0 || (omp_in_parallel && omp_in_parallel()))
+    return TT_ENOSYS; /* this thread can never hold the team (team.c) */
+  if (first + count > tt_team_size()) /* starts the team */
+    return TT_ERANGE;
+  size_t grains = n / grain + (n % grain != 0);
+  if (first == 0 && count == 1) { /* the caller is the one member */
+    plain_range pr = {f, ctx, n, grain, grains, 1};
+    return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
+  }
+  on_range s = {f, ctx, n, grain, grains, first, count, dynamic, 0, 0,
+                NULL, NULL, 0, 0};
+  /* static's bookkeeping: on the stack for runs of up to 256 */
+  _Atomic uint64_t done_small[4];
+  size_t left_small[256];
+  size_t words = (count + 63) / 64;
+  void *heap = NULL;
+  if (!dynamic) {
+    if (count <= 256) {
+      s.done = done_small;
+      s.left = left_small;
+    } else {
+      heap = malloc(words * sizeof *s.done + count * sizeof *s.left);
+      if (!heap)
+        return TT_ENOMEM;
+      s.done = heap;
+      s.left = (size_t *)(s.done + words);
+    }
+    for (size_t w = 0; w < words; w++)
+      atomic_init(&s.done[w], 0);
+  }
+  int rc = run_rounds(&s, wait);
+  free(heap);
   return rc;
 }
 

@@ -10,6 +10,9 @@
  * functions. */
 #include <criterion/criterion.h>
 #include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,4 +414,57 @@ Test(interleave, sets_the_policy) {
   cr_assert_eq(tt_mem_free(a), 0);
   cr_assert_eq(tt_mem_interleave(NULL, 0), 0);
   cr_assert_eq(tt_mem_interleave(NULL, 5), TT_EINVAL);
+}
+
+/* tt__mem_touch_on: the pages of a run of participants' blocks are present
+ * afterwards and keep their contents; with the team held by another thread
+ * nothing is touched (TT_EBUSY) and the pages stay absent. */
+typedef struct hold {
+  atomic_int started, release;
+} hold;
+
+static void hold_chunk(void *ctx, size_t c) {
+  hold *h = ctx;
+  (void)c;
+  atomic_store(&h->started, 1);
+  while (!atomic_load(&h->release))
+    sched_yield();
+}
+
+static void *hold_main(void *arg) {
+  tt_foreach_chunk(hold_chunk, arg, 2, 2);
+  return NULL;
+}
+
+Test(touch_on, touches_on_a_run_and_waits_for_a_held_team) {
+  setenv("TEAMS_NUM_THREADS", "4", 1);
+  cr_assert_eq(tt_team_size(), 4);
+  size_t bp = tt__page_size(), pages = 32, bytes = pages * bp;
+  char *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(a, MAP_FAILED);
+  (void)madvise(a, bytes, MADV_NOHUGEPAGE);
+  int *st = malloc(pages * sizeof *st);
+  hold h = {0, 0};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, hold_main, &h), 0);
+  while (!atomic_load(&h.started))
+    sched_yield();
+  cr_assert_eq(tt__mem_touch_on(a, bytes, 2, 2, 0), TT_EBUSY);
+  page_nodes(a, bytes, st);
+  for (size_t k = 0; k < pages; k++)
+    cr_assert_lt(st[k], 0, "page %zu touched on a held team", k);
+  atomic_store(&h.release, 1);
+  pthread_join(t, NULL);
+  a[bytes - 1] = 42;
+  cr_assert_eq(tt__mem_touch_on(a, bytes, 2, 2, 1), 0);
+  page_nodes(a, bytes, st);
+  for (size_t k = 0; k < pages; k++)
+    cr_assert_geq(st[k], 0, "page %zu not present after the touch", k);
+  cr_assert_eq(a[bytes - 1], 42);
+  cr_assert_eq(tt__mem_touch_on(NULL, 8, 0, 2, 1), TT_EINVAL);
+  cr_assert_eq(tt__mem_touch_on(a, 8, 0, 0, 1), TT_EINVAL);
+  cr_assert_eq(tt__mem_touch_on(a, bytes, 3, 2, 1), TT_ERANGE);
+  free(st);
+  munmap(a, bytes);
 }

@@ -326,3 +326,174 @@ Test(range, pinned_team_installs_orders) {
   cr_assert_eq(tt_team_shutdown(), 0);
   cr_expect_null(tt__topology_current(), "shutdown unpublishes the snapshot");
 }
+
+/* ---- tt__foreach_range_on: a range on a run of participants -------------- */
+
+typedef struct on_rec {
+  size_t n, grain, first, count, grains;
+  int stat; /* static: index i on participant first + its block */
+  _Atomic unsigned *hits;
+  _Atomic int *who;
+  atomic_int bad;
+} on_rec;
+
+static void on_f(void *ctx, size_t begin, size_t end) {
+  on_rec *r = ctx;
+  int me = tt_participant();
+  if (begin >= end || end > r->n || begin % r->grain != 0 ||
+      me < (int)r->first || me >= (int)(r->first + r->count))
+    atomic_store(&r->bad, 1);
+  for (size_t i = begin; i < end && i < r->n; i++) {
+    atomic_fetch_add_explicit(&r->hits[i], 1, memory_order_relaxed);
+    atomic_store_explicit(&r->who[i], me, memory_order_relaxed);
+  }
+}
+
+/* Every run of participants of a 6-participant team, every schedule: each
+ * index once, only on the run's participants; with check_order, static
+ * blocks in order (TEAMS_POLITE=off: a worker the holder leaves out of a
+ * region has its static block run by another member). */
+static void members_only(int check_order) {
+  setenv("TEAMS_NUM_THREADS", "6", 1);
+  cr_assert_eq(tt_team_size(), 6);
+  size_t cap = 3000;
+  _Atomic unsigned *hits = calloc(cap, sizeof *hits);
+  _Atomic int *who = calloc(cap, sizeof *who);
+  uint64_t s = 0x5eed0001;
+  for (size_t first = 0; first < 6; first++)
+    for (size_t count = 1; first + count <= 6; count++)
+      for (int sch = 0; sch < 4; sch++) {
+        size_t n = 1 + (size_t)(rng_next(&s) % cap);
+        size_t grain = sch == 0 ? 1 : (size_t)(rng_next(&s) % 9);
+        on_rec r = {n, grain ? grain : 1, first, count, 0, sch == 0,
+                    hits, who, 0};
+        for (size_t i = 0; i < n; i++)
+          hits[i] = 0;
+        cr_assert_eq(tt__foreach_range_on(on_f, &r, n, grain, first, count,
+                                          (tt_schedule)sch, 1),
+                     0);
+        if (grain == 0) /* greedy's default: whole grains */
+          r.grain = tt__range_default_grain(TT_SCHED_GREEDY, n, count);
+        cr_assert_eq(atomic_load(&r.bad), 0,
+                     "[%zu, %zu) schedule %d: a subrange off the run", first,
+                     first + count, sch);
+        for (size_t i = 0; i < n; i++)
+          cr_assert_eq(hits[i], 1, "index %zu ran %u times", i, hits[i]);
+        if (sch == 0 && check_order)
+          for (size_t k = 0; k < count; k++) {
+            size_t b, e;
+            tt__block(n, count, k, &b, &e);
+            for (size_t i = b; i < e; i++)
+              cr_assert_eq(who[i], (int)(first + k),
+                           "static: index %zu on %d, block of %zu", i,
+                           (int)who[i], first + k);
+          }
+      }
+  free(hits);
+  free(who);
+}
+
+Test(range_on, members_only_exactly_once) { members_only(0); }
+
+Test(range_on, members_only_static_blocks_in_order) {
+  setenv("TEAMS_POLITE", "off", 1);
+  members_only(1);
+}
+
+/* A second thread holds the team: a run without participant 0 cannot run
+ * (TT_EBUSY without wait, nothing ran), the caller alone as participant 0
+ * can; with wait the call runs the range once the team is free. */
+typedef struct holder {
+  atomic_int started, release;
+} holder;
+
+static void hold_chunk(void *ctx, size_t c) {
+  holder *h = ctx;
+  (void)c;
+  atomic_store(&h->started, 1);
+  while (!atomic_load(&h->release))
+    sched_yield();
+}
+
+static void *hold_main(void *arg) {
+  tt_foreach_chunk(hold_chunk, arg, 2, 2);
+  return NULL;
+}
+
+typedef struct waiter {
+  on_rec *r;
+  int rc;
+} waiter;
+
+static void *wait_main(void *arg) {
+  waiter *w = arg;
+  w->rc = tt__foreach_range_on(on_f, w->r, 50, 1, 1, 2, TT_SCHED_GREEDY, 1);
+  return NULL;
+}
+
+Test(range_on, busy_team_runs_nothing) {
+  setenv("TEAMS_NUM_THREADS", "3", 1);
+  cr_assert_eq(tt_team_size(), 3);
+  holder h = {0, 0};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, hold_main, &h), 0);
+  while (!atomic_load(&h.started))
+    sched_yield();
+  _Atomic unsigned hits[50] = {0};
+  _Atomic int who[50];
+  on_rec r = {50, 1, 1, 2, 0, 0, hits, who, 0};
+  cr_assert_eq(tt__foreach_range_on(on_f, &r, 50, 1, 1, 2, TT_SCHED_GREEDY, 0),
+               TT_EBUSY);
+  for (size_t i = 0; i < 50; i++)
+    cr_assert_eq(hits[i], 0, "index %zu ran on a held team", i);
+  on_rec r0 = {50, 1, 0, 1, 0, 0, hits, who, 0};
+  cr_assert_eq(tt__foreach_range_on(on_f, &r0, 50, 1, 0, 1, TT_SCHED_STATIC, 0),
+               0);
+  for (size_t i = 0; i < 50; i++)
+    cr_assert_eq(hits[i], 1);
+  /* with wait, a second thread's call runs nothing while the team is held
+   * and all of it once it is free */
+  for (size_t i = 0; i < 50; i++)
+    hits[i] = 0;
+  waiter wt = {&r, 1};
+  pthread_t tw;
+  cr_assert_eq(pthread_create(&tw, NULL, wait_main, &wt), 0);
+  for (int k = 0; k < 1000; k++)
+    sched_yield();
+  for (size_t i = 0; i < 50; i++)
+    cr_assert_eq(hits[i], 0, "index %zu ran on a held team", i);
+  atomic_store(&h.release, 1);
+  pthread_join(t, NULL);
+  pthread_join(tw, NULL);
+  cr_assert_eq(wt.rc, 0);
+  cr_assert_eq(atomic_load(&r.bad), 0);
+  for (size_t i = 0; i < 50; i++)
+    cr_assert_eq(hits[i], 1);
+}
+
+static void nested_on(void *ctx, size_t c) {
+  atomic_int *rc = ctx;
+  (void)c;
+  atomic_store(rc, tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 2,
+                                        TT_SCHED_STATIC, 1));
+}
+
+Test(range_on, bad_inputs) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  cr_assert_eq(tt__foreach_range_on(NULL, NULL, 10, 1, 0, 2, TT_SCHED_STATIC, 0),
+               TT_EINVAL);
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 0, TT_SCHED_STATIC, 0),
+               TT_EINVAL);
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 0, 2, (tt_schedule)9, 0),
+               TT_EINVAL);
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 10, 1, 1, 2, TT_SCHED_STATIC, 0),
+               TT_ERANGE);
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, SIZE_MAX, 1, 0, 2,
+                                    TT_SCHED_STATIC, 0),
+               TT_EOVERFLOW);
+  cr_assert_eq(tt__foreach_range_on(noop_f, NULL, 0, 1, 1, 1, TT_SCHED_STATIC, 0),
+               0);
+  atomic_int rc = 1;
+  cr_assert_eq(tt_foreach_chunk(nested_on, &rc, 1, 1), 0);
+  cr_assert_eq(atomic_load(&rc), TT_ENOSYS);
+}

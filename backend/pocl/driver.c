@@ -24,9 +24,6 @@ static struct pocl_device_ops basic_ops;
 
 static cl_int teams_init (unsigned j, cl_device_id device, const char *params);
 
-static cl_device_partition_property partition_properties[2]
-    = { CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS };
-
 /* The device whose scheduler all teams devices share (queue.c, Devices):
  * the first one initialised.  PoCL initialises, uninitialises and
  * reinitialises its devices one after another, under its own lock, and
@@ -326,13 +323,9 @@ teams_init (unsigned j, cl_device_id device, const char *params)
    * the team's threads. */
   device->max_compute_units = (cl_uint)set.participants;
 
-  /* Sub-devices (clCreateSubDevices, equally or by counts) get fewer
-   * compute units, and their regions that many participants (run.c). */
-  device->max_sub_devices = device->max_compute_units;
-  device->num_partition_properties = 2;
-  device->partition_properties = partition_properties;
-  device->num_partition_types = 0;
-  device->partition_type = NULL;
+  /* Sub-devices: runs of participants, by count or by affinity domain
+   * (subdev.c); their ND-ranges run on their participants only (run.c). */
+  tp_subdev_init (d);
   return CL_SUCCESS;
 }
 
@@ -341,6 +334,7 @@ teams_uninit (unsigned j, cl_device_id device)
 {
   tp_device *d = device->data;
   tp_queue_fini (d);
+  tp_subdev_fini (d);
   if (sched_owner == d)
     sched_owner = NULL;
   device->data = d->basic_data;
@@ -367,6 +361,7 @@ teams_reinit (unsigned j, cl_device_id device)
     }
   device->data = d;
   link_sched (d);
+  tp_subdev_init (d);
   return CL_SUCCESS;
 }
 
@@ -398,6 +393,20 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
           if (size < sizeof s)
             return CL_INVALID_VALUE;
           memcpy (value, &s, sizeof s);
+        }
+      return CL_SUCCESS;
+    }
+  if (name == TT_CL_DEVICE_PARTICIPANTS_RAN)
+    {
+      uint64_t ran[TP_RAN_WORDS];
+      if (size_ret)
+        *size_ret = sizeof ran;
+      if (value != NULL)
+        {
+          if (size < sizeof ran)
+            return CL_INVALID_VALUE;
+          tp_record_take (device, ran);
+          memcpy (value, ran, sizeof ran);
         }
       return CL_SUCCESS;
     }

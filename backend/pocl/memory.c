@@ -13,6 +13,14 @@
  *               the buffer's bytes over the device's compute units holds it
  *               (tt_mem_touch; include/teams/memory.h has the rule): where a
  *               kernel whose work-items walk the buffer in order runs them.
+ *               The touch waits for the first command that uses the buffer
+ *               (tp_place_command, just before it runs): libpocl allocates
+ *               on the root device even for a sub-device's command, and
+ *               only the command tells which (sub-)device, and so which
+ *               participants, the buffer is for.  A sub-device's buffer is
+ *               touched by its own participants (tt__mem_touch_on, block k
+ *               by its k-th), so a sub-device of one NUMA node gets its
+ *               buffers on that node.
  *   interleave  the pages are interleaved over the team's nodes (mbind
  *               MPOL_INTERLEAVE, tt_mem_interleave): for unknown access
  *               patterns, every node's bandwidth at an even share.
@@ -87,12 +95,8 @@ place (const tp_device *d, void *ptr, size_t size)
       (void)tt_mem_interleave ((void *)b, e - b);
       return;
     }
-  /* The buffer's bytes in the device's static partition; the pages before
-   * b were not discarded, so the touch starts at b, but the blocks are
-   * those of the whole buffer: elements are bytes, and the range is
-   * [ptr, ptr + size) cut into cu blocks. */
-  (void)tt_mem_touch (ptr, size, 1, 0, d->set.participants,
-                      TT_SCHED_STATIC);
+  /* firsttouch: left untouched until the first command that uses the
+   * buffer runs (tp_place_command) */
 }
 
 cl_int
@@ -104,8 +108,64 @@ tp_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr,
   cl_int rc = basic_alloc (device, mem, host_ptr);
   if (rc == CL_SUCCESS && fresh && mem->mem_host_ptr != NULL && d != NULL
       && d->set.placement != TP_PLACE_HOST)
-    place (d, mem->mem_host_ptr, mem->size);
+    {
+      place (d, mem->mem_host_ptr, mem->size);
+      if (d->set.placement == TP_PLACE_FIRSTTOUCH)
+        __atomic_store_n (&mem->device_ptrs[device->global_mem_id].extra,
+                          TP_MEM_UNPLACED, __ATOMIC_RELAXED);
+    }
   return rc;
+}
+
+/* Precondition: the command is about to run (queue.c), on the thread that
+ * runs it; its buffers are allocated (libpocl allocates them when the
+ * command is enqueued). */
+void
+tp_place_command (_cl_command_node *node)
+{
+  cl_device_id dev = node->device;
+  const tp_device *d = dev->data;
+  if (d == NULL || d->set.placement != TP_PLACE_FIRSTTOUCH)
+    return;
+  cl_device_id root = dev; /* libpocl allocates on the root device */
+  while (root->parent_device != NULL)
+    root = root->parent_device;
+  unsigned gid = root->global_mem_id;
+  /* the buffers the command uses: its event's list (libpocl keeps
+   * node->memobj_list for recorded commands only) */
+  cl_event ev = node->sync.event.event;
+  for (size_t i = 0; ev != NULL && i < ev->num_buffers; ++i)
+    {
+      cl_mem mem = ev->mem_objs[i];
+      pocl_mem_identifier *id = &mem->device_ptrs[gid];
+      uint64_t want = TP_MEM_UNPLACED;
+      /* one command places a buffer: commands of two devices may use it at
+       * once */
+      if (__atomic_load_n (&id->extra, __ATOMIC_RELAXED) != TP_MEM_UNPLACED
+          || !__atomic_compare_exchange_n (&id->extra, &want, 0, 0,
+                                           __ATOMIC_RELAXED,
+                                           __ATOMIC_RELAXED))
+        continue;
+      if (id->mem_ptr == NULL)
+        continue;
+      /* The buffer's bytes in the static partition over the device's
+       * participants: elements are bytes, and [ptr, ptr + size) is cut
+       * into count blocks, block k touched by participant first + k.  The
+       * partial pages at the ends were not discarded and keep their node.
+       * A sub-device's buffer waits for a held team, as its kernels do
+       * (run.c); the root device's is touched as a kernel of its runs,
+       * serially on this thread when the team is held. */
+      size_t first, count;
+      tp_device_range (dev, &first, &count);
+      if (dev->parent_device == NULL)
+        {
+          (void)tt_mem_touch (id->mem_ptr, mem->size, 1, 0, count,
+                              TT_SCHED_STATIC);
+          continue;
+        }
+      /* on failure the pages go where they are first written */
+      (void)tt__mem_touch_on (id->mem_ptr, mem->size, first, count, 1);
+    }
 }
 
 void

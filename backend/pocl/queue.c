@@ -401,6 +401,7 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
       return;
     }
   count_run (nd, by);
+  tp_place_command (node);
   pocl_exec_command (node);
 }
 

@@ -8,6 +8,9 @@
  * tt_foreach_range, as participant 0, with the device's schedule and grain
  * (schedule=, grain=; grain 0 takes the runtime's default): the same
  * schedules and defaults as the C launcher, owned by launcher/range.c.
+ * A sub-device's command runs on its run of participants only
+ * (tt__foreach_range_on; subdev.c and run_on_subteam below), and waits for
+ * the team rather than run serially on a thread outside that run.
  *
  * Per-participant state lives in the participant thread's own scratch
  * (struct part, thread-local; its memory the runtime's TT__SCRATCH_DRIVER
@@ -82,6 +85,9 @@ struct tp_launch {
   /* Profiling queues only (else NULL): the earliest time a participant
    * began its first work-group, UINT64_MAX until one did (see Timing). */
   _Atomic uint64_t *t_first;
+  /* TEAMS_POCL_RECORD_PARTICIPANTS=1 only (else NULL): the participants
+   * that ran work-groups, TP_RAN_WORDS words of bits (subdev.c). */
+  _Atomic uint64_t *ran;
 };
 
 /* One participant's view of its scratch (thread-local; the memory is the
@@ -245,6 +251,21 @@ note_first (const struct tp_launch *L)
     ;
 }
 
+/* Marks the calling participant in L->ran, once per launch (its first
+ * chunk).  Work-groups run outside any region (run_on_team's and
+ * run_on_subteam's last resorts) run on the caller: participant 0. */
+static void
+note_ran (const struct tp_launch *L)
+{
+  int q = tt_participant ();
+  if (q < 0)
+    q = 0;
+  /* acq_rel only because the runtime names no relaxed OR: the region's end
+   * publishes the bits to the caller. */
+  if ((size_t)q < TP_RAN_WORDS * 64)
+    tt_atomic_fetch_or_acq_rel (&L->ran[q / 64], (uint64_t)1 << (q % 64));
+}
+
 static void
 run_groups (const struct tp_launch *L, size_t begin, size_t end)
 {
@@ -253,6 +274,8 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
     {
       if (L->t_first != NULL)
         note_first (L);
+      if (L->ran != NULL)
+        note_ran (L);
       part_setup (pt, L);
     }
 
@@ -312,6 +335,25 @@ static void
 run_on_team (struct tp_launch *L, const tp_settings *set, size_t p)
 {
   if (tt_foreach_range (range_fn, L, L->m, set->grain, p, set->schedule) != 0)
+    run_groups (L, 0, L->m);
+}
+
+/* Runs the work-groups of L on participants [first, first + count) of the
+ * team only: a sub-device's (subdev.c).  When another thread holds the team
+ * the region cannot run there (it would run serially on this thread, which
+ * is none of the participants), so the command waits for the team
+ * (tt__foreach_range_on with wait).  The other holder is a command of
+ * another device or a C loop, which ends.  Only where this thread can never
+ * hold the team (an OpenMP parallel region around the OpenCL call that runs
+ * the command: TT_ENOSYS) do the work-groups run here, serially, so that
+ * the command still completes. */
+static void
+run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
+                size_t count)
+{
+  if (tt__foreach_range_on (range_fn, L, L->m, set->grain, first, count,
+                            set->schedule, 1)
+      != 0)
     run_groups (L, 0, L->m);
 }
 
@@ -440,12 +482,28 @@ tp_run (void *data, _cl_command_node *cmd)
   cl_event ev = cmd->sync.event.event;
   if (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)
     L.t_first = &t_first;
-  size_t p = d->set.participants;
-  if (cmd->device->max_compute_units < p)
-    p = cmd->device->max_compute_units; /* a sub-device */
-  if (p == 0)
-    p = 1;
-  run_on_team (&L, &d->set, p);
+  _Atomic uint64_t ran[TP_RAN_WORDS];
+  if (d->record)
+    {
+      for (unsigned w = 0; w < TP_RAN_WORDS; ++w)
+        atomic_init (&ran[w], 0);
+      L.ran = ran;
+    }
+  if (cmd->device->parent_device != NULL)
+    {
+      size_t first, count;
+      tp_device_range (cmd->device, &first, &count);
+      run_on_subteam (&L, &d->set, first, count);
+    }
+  else
+    run_on_team (&L, &d->set, d->set.participants ? d->set.participants : 1);
+  if (L.ran != NULL)
+    {
+      uint64_t r[TP_RAN_WORDS];
+      for (unsigned w = 0; w < TP_RAN_WORDS; ++w)
+        r[w] = tt_atomic_load_relaxed (&ran[w]);
+      tp_record_ran (cmd->device, r);
+    }
   /* The region has ended (its end orders the participants' stores before
    * this load).  PoCL reads time_start only once the event is complete,
    * which it publishes later under the event lock; END is taken then, after

@@ -16,6 +16,13 @@
  * "cu=2 submit=lazy grace_us=50 schedule=auto grain=0" (char[]). */
 #define TT_CL_DEVICE_SETTINGS 0x7E4D0002
 
+/* Participants of the team that ran work-groups of this device's (or
+ * sub-device's) ND-ranges since the last such query, which clears them:
+ * uint64_t[4], participant i as bit i % 64 of word i / 64.  Recorded only
+ * when the program runs with TEAMS_POCL_RECORD_PARTICIPANTS=1 (all zero
+ * otherwise); for tests of sub-devices. */
+#define TT_CL_DEVICE_PARTICIPANTS_RAN 0x7E4D0003
+
 typedef struct tt_cl_stats {
   uint64_t run_by_submit;   /* commands run by the thread that enqueued them */
   uint64_t run_by_waiter;   /* ... by a thread waiting for them */

@@ -93,6 +93,11 @@ cl_int tp_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr,
                          cl_int (*basic_alloc) (cl_device_id, cl_mem, void *));
 void tp_free_mem_obj (cl_device_id device, cl_mem mem,
                       void (*basic_free) (cl_device_id, cl_mem));
+/* Marks a buffer whose pages await their first touch (in the device's
+ * pocl_mem_identifier.extra, which basic leaves alone). */
+#define TP_MEM_UNPLACED ((uint64_t)0x7465616d73ull)
+/* Places the awaiting buffers of a command about to run (firsttouch). */
+void tp_place_command (_cl_command_node *node);
 
 /* ---- per-device state ---------------------------------------------------------- */
 typedef struct tp_device {
@@ -140,11 +145,33 @@ typedef struct tp_device {
                                       background and swapped in */
   _Atomic uint64_t n_jit_pending;  /* background builds queued or running
                                       now (a gauge) */
+
+  /* Sub-devices (subdev.c), set at init: the affinity domains of
+   * participants [0, set.participants), dom[k * set.participants + i] for
+   * tt__domain k (tt__team_domains), or NULL when they have none (an
+   * unpinned team). */
+  int *dom;
+  int record;                      /* TEAMS_POCL_RECORD_PARTICIPANTS=1 */
 } tp_device;
 
 /* node->ready bit (queue.c lists the others): the node holds a reference on
  * PoCL's dlhandle cache entry, released after the run or the failure. */
 #define TP_JIT 8
+
+/* ---- subdev.c: sub-devices ------------------------------------------------------ */
+/* Participants [*first, *first + *count) of the team that dev (a teams
+ * device or sub-device) runs its work-groups on. */
+void tp_device_range (cl_device_id dev, size_t *first, size_t *count);
+/* At init (and reinit): reads the domains, sets the partition properties
+ * and the dispatch table of d->dev.  fini frees what init allocated. */
+void tp_subdev_init (tp_device *d);
+void tp_subdev_fini (tp_device *d);
+/* Participants that ran work-groups, as bits (participant i: word i / 64,
+ * bit i % 64; participants from TP_RAN_WORDS * 64 on are not recorded):
+ * record adds a launch's, take reads and clears dev's. */
+#define TP_RAN_WORDS 4
+void tp_record_ran (cl_device_id dev, const uint64_t *ran);
+void tp_record_take (cl_device_id dev, uint64_t *ran);
 
 /* ---- queue.c: the ops that decide where commands run ----------------------------- */
 void tp_submit (_cl_command_node *node, cl_command_queue cq);

@@ -10,8 +10,9 @@
  *     (tt__range_default_grain in launcher/range.c), the one policy the
  *     launcher uses too;
  *   - the named atomics and TT_CACHE_PAD (atomic.h, beside this file);
- *   - tt__scratch, each thread's grow-on-demand buffers, and
- *     tt__team_nodes, below.
+ *   - tt__scratch, each thread's grow-on-demand buffers, tt__team_nodes,
+ *     and for sub-devices tt__team_domains, tt__foreach_range_on and
+ *     tt__mem_touch_on, below.
  * Everything else in launcher/ (the team's protocol, the steal machine,
  * topology snapshots) is private to the runtime and its white-box tests.
  *
@@ -56,6 +57,62 @@ typedef enum tt__scratch_kind {
  * pinned CPUs' nodes, or every node the process may allocate on when they
  * are not pinned; at least 1.  Starts the team. */
 TT_INTERNAL size_t tt__team_nodes(void);
+
+/* Affinity domains (launcher/domains.c), in the order OpenCL's
+ * CL_DEVICE_AFFINITY_DOMAIN_* bits run: NUMA node, then caches from the
+ * outermost. */
+typedef enum tt__domain {
+  TT__DOMAIN_NUMA = 0,
+  TT__DOMAIN_L4,
+  TT__DOMAIN_L3,
+  TT__DOMAIN_L2,
+  TT__DOMAIN_L1,
+  TT__DOMAINS
+} tt__domain;
+
+/* The domains of participants [0, n): ids[k * n + i] identifies participant
+ * i's domain of kind k (equal ids: the same domain), -1 where it has none of
+ * that kind (no such cache level).  From the running team's pinning, which
+ * it starts (TEAMS_PIN=cores|numa), or, when synthetic is not NULL, from the
+ * pinning TEAMS_PIN=numa would choose on that hwloc synthetic machine (for
+ * tests on machines without several nodes or caches).  Returns 0, TT_ENOSYS
+ * when the participants are not each pinned to a PU of their own (an
+ * unpinned thread has no domain: ids all -1), TT_EINVAL (n 0, n larger than
+ * the team, a bad synthetic description), TT_ENOMEM. */
+TT_INTERNAL int tt__team_domains(size_t n, const char *synthetic, int *ids);
+
+/* tt_foreach_range on participants [first, first + count) of the team only
+ * (launcher/range.c): a sub-team.  No other participant runs any of f, and
+ * the caller runs some only when first == 0.  TT_SCHED_STATIC: participant
+ * first + k runs block k of whole grains, or, where it could not take part
+ * (left out of the region: team.c's polite workers), another member runs
+ * that block; every other schedule: grains from one shared counter among
+ * the members (grain 0: greedy's default for count participants).
+ * first == 0 with count == 1 is one call f(ctx, 0, n) on the caller.  While
+ * another thread holds the team, or every member is left out, the call
+ * waits (yields, then sleeps up to 1 ms between tries) -- or, with wait 0
+ * and nothing run yet, returns TT_EBUSY so that the caller may decide.
+ * Returns 0 once the whole range ran; TT_ENOSYS, with nothing run, when the
+ * calling thread can never hold the team (inside a chunk, or in an OpenMP
+ * parallel region); TT_ERANGE when first + count exceeds the team;
+ * TT_EINVAL or TT_EOVERFLOW as tt_foreach_range; TT_ENOMEM (static on a
+ * run of more than 256 participants).  The rule assumes the team is not
+ * shut down and restarted smaller meanwhile. */
+TT_INTERNAL int tt__foreach_range_on(void (*f)(void *ctx, size_t begin,
+                                               size_t end),
+                                     void *ctx, size_t n, size_t grain,
+                                     size_t first, size_t count,
+                                     tt_schedule schedule, int wait);
+
+/* tt_mem_touch(base, bytes, 1, 0, count, TT_SCHED_STATIC) with block k
+ * touched by participant first + k of the team instead of participant k
+ * (launcher/memory.c): the pages where a static launch on that sub-team
+ * (tt__foreach_range_on) runs, and touched as it runs them (a left-out
+ * member's block by another member; waiting for a held team unless wait is
+ * 0).  Returns 0, the codes of tt_mem_touch, or those of
+ * tt__foreach_range_on (TT_EBUSY: nothing touched). */
+TT_INTERNAL int tt__mem_touch_on(void *base, size_t bytes, size_t first,
+                                 size_t count, int wait);
 
 /* At least size bytes of the calling thread's buffer of this kind, aligned
  * to TT_CACHE_PAD (128).  The contents are kept only while no larger size is
