@@ -229,6 +229,7 @@ static void *waiter_thread(void *p) {
 
 Test(team, busy_wait_policy_waits_for_the_team) {
   setenv("TEAMS_NUM_THREADS", "2", 1);
+  setenv("TEAMS_POLITE", "off", 1); /* chunk 1 on participant 1, strictly */
   setenv("TEAMS_BUSY", "wait", 1);
   tt_team_info info;
   cr_assert_eq(tt_team_get_info(&info), 0);
@@ -297,6 +298,7 @@ Test(team, shutdown_restart_and_info) {
 
 Test(team, fork_child_starts_fresh) {
   setenv("TEAMS_NUM_THREADS", "2", 1);
+  setenv("TEAMS_POLITE", "off", 1); /* chunk 1 on participant 1, strictly */
   count_ctx *x = new_ctx();
   reset(x, 64);
   cr_assert_eq(tt_foreach_chunk(count_chunk, x, 64, 2), 0);
