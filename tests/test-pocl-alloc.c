@@ -5,7 +5,9 @@
  * the sequence below sees no failure, the sequence runs armed:
  *   create a kernel object, create a buffer, write it, launch a kernel built
  *   and specialised before arming (its local memory larger each n, so every
- *   participant's work-group scratch grows), launch the new kernel object
+ *   participant's work-group scratch grows: tests/pocl.cmake runs the test
+ *   with schedule=static, where every participant runs a block of every
+ *   launch), launch the new kernel object
  *   (its specialised function is built in the background: jit.c), launch a
  *   kernel of 65 arguments (more than run.c keeps on the stack), launch a
  *   kernel that reads an image, read the buffer, clFinish;
