@@ -62,6 +62,30 @@ foreach(src ${TT_POCL_TEST_SOURCES})
   endif()
 endforeach()
 
+# The allocation-failure sweep (test-pocl-alloc.c): the interposer it links,
+# and a kernel cache of its own.  Sanitizer builds link none: ASan and TSan
+# own malloc.
+if(TARGET test-pocl-alloc)
+  if(TT_SANITIZE STREQUAL "")
+    add_library(tt_failmalloc SHARED ${CMAKE_CURRENT_LIST_DIR}/pocl-util/failmalloc.c)
+    target_compile_definitions(tt_failmalloc PRIVATE _GNU_SOURCE)
+    target_link_libraries(test-pocl-alloc PRIVATE tt_failmalloc)
+  else()
+    target_compile_definitions(test-pocl-alloc PRIVATE TT_NO_FAILMALLOC)
+  endif()
+  set(tt_env ${TT_POCL_ENV_TEAMS})
+  list(FILTER tt_env EXCLUDE REGEX "^POCL_CACHE_DIR=")
+  # Static: every participant runs its block, so each one's scratch grows
+  # at every step (under auto, a launch memoised as long steals, and a late
+  # participant may find nothing left to run: fewer allocations, at random).
+  # TEAMS_POLITE=off for the same reason: a polite worker's block would run
+  # on the caller, and the check after each sweep step wants chunk c on
+  # participant c.
+  list(APPEND tt_env "POCL_CACHE_DIR=${TT_POCL_CACHE}/alloc"
+    "POCL_TEAMS0_PARAMETERS=schedule=static" "TEAMS_POLITE=off")
+  set_tests_properties(test-pocl-alloc PROPERTIES ENVIRONMENT "${tt_env}")
+endif()
+
 # The kernel set under every work-group schedule of the driver (the default,
 # auto, is test-pocl itself).
 foreach(sched static greedy steal)

@@ -404,14 +404,11 @@ find (tp_wgfn *f, const size_t *local, int goffs0, int smallgrid)
   return NULL;
 }
 
-/* Queues the build of f (a new entry of tk) for the launch `node`.  Called
- * with tk->lock held. */
+/* Queues j, the build of f (a new entry of tk), for the launch `node`.
+ * Called with tk->lock held. */
 static void
-queue_build (tp_device *d, _cl_command_node *node, tp_wgfn *f)
+queue_build (tp_device *d, _cl_command_node *node, tp_wgfn *f, tp_job *j)
 {
-  tp_job *j = calloc (1, sizeof *j);
-  if (j == NULL)
-    return; /* the launches keep the generic function */
   cl_kernel k = node->command.run.kernel;
   j->kernel = k;
   j->d = d;
@@ -496,8 +493,14 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
       tp_wgfn *head = tt_atomic_load_relaxed (&tk->spec);
       if (find (head, local, goffs0, smallgrid) == NULL)
         {
+          /* The entry and its build job, or neither: an entry published
+           * without a job would never be built, and every later launch of
+           * this specialisation would run the generic function.  Without
+           * memory for both, nothing is published and the next launch
+           * tries again. */
           tp_wgfn *n = calloc (1, sizeof *n);
-          if (n != NULL)
+          tp_job *j = n != NULL ? calloc (1, sizeof *j) : NULL;
+          if (j != NULL)
             {
               memcpy (n->local, local, sizeof n->local);
               n->goffs0 = goffs0;
@@ -505,8 +508,10 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
               atomic_init (&n->wg, NULL);
               n->next = head;
               tt_atomic_store_release (&tk->spec, n);
-              queue_build (d, node, n);
+              queue_build (d, node, n, j);
             }
+          else
+            free (n);
         }
       pthread_mutex_unlock (&tk->lock);
     }

@@ -48,10 +48,11 @@
  * (wait_list empty), by whichever of submit / notify sees that last: both
  * hold the event lock, and libpocl may call notify before submit.  The
  * thread that pops a node from the list (under d->lock) owns it: it runs it
- * (status SUBMITTED -> RUNNING -> COMPLETE through pocl_exec_command) or
- * fails it.  notify never runs or fails anything itself: PoCL 3.1's basic
- * driver deadlocks running commands inside notify, and failing there would
- * take the queue lock under two event locks.
+ * (status SUBMITTED -> RUNNING -> COMPLETE through pocl_exec_command, or
+ * for an ND-range the same steps in run_node, RUNNING -> FAILED when run.c
+ * lacked memory) or fails it.  notify never runs or fails anything itself:
+ * PoCL 3.1's basic driver deadlocks running commands inside notify, and
+ * failing there would take the queue lock under two event locks.
  *
  * Chains.  The first node made ready by a command that a waiter or
  * submitter is running (notify on that thread, inside pocl_exec_command) is
@@ -402,7 +403,25 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
     }
   count_run (nd, by);
   tp_place_command (node);
-  pocl_exec_command (node);
+  if (node->type != CL_COMMAND_NDRANGE_KERNEL)
+    {
+      pocl_exec_command (node);
+      return;
+    }
+  /* pocl_exec_command's ND-range case, which can only complete the event:
+   * a launch that lacked memory for its arguments or a participant's
+   * scratch fails it instead (run.c). */
+  pocl_update_event_running (ev);
+  if (tp_run_ndrange (nd, node) == 0)
+    {
+      POCL_UPDATE_EVENT_COMPLETE_MSG (ev, "Event Enqueue NDRange       ");
+      return;
+    }
+  POCL_LOCK_OBJ (ev);
+  POCL_RETAIN_OBJECT_UNLOCKED (ev); /* as above */
+  pocl_update_event_failed (ev);
+  POCL_UNLOCK_OBJ (ev);
+  POclReleaseEvent (ev);
 }
 
 /* Runs listed commands until the list and this thread's chain are empty.

@@ -44,6 +44,17 @@
  * of its chunks (when non-empty), by that participant; pthread writes once
  * per thread and command, basic once per command.
  *
+ * Out of memory: nothing on this path may stop the process.  The argument
+ * arrays of a kernel with more than TP_MAX_INLINE_ARGS arguments and the
+ * images' descriptions are allocated before the region; a participant's
+ * scratch grows on its first chunk of a launch that needs more than it
+ * has.  Either failing makes tp_run_ndrange return -1 (a participant that
+ * got no scratch sets L->failed and drops its chunk's groups), and queue.c
+ * fails the event (CL_FAILED) instead of completing it.  The failure is
+ * the command's alone: the region ends as usual, the team is free, the
+ * participant's scratch stays as it was, and the next launch tries again.
+ * Swept by tests/test-pocl-alloc.c.
+ *
  * Rejected: per-launch arrays indexed by participant (a serial region on
  * another host thread also has participant 0); allocating local memory per
  * work-group (pthread allocates once per thread; so do we, per thread). */
@@ -88,6 +99,9 @@ struct tp_launch {
   /* TEAMS_POCL_RECORD_PARTICIPANTS=1 only (else NULL): the participants
    * that ran work-groups, TP_RAN_WORDS words of bits (subdev.c). */
   _Atomic uint64_t *ran;
+  /* Set by a participant that got no scratch: its work-groups did not run,
+   * and the command fails (see Out of memory). */
+  _Atomic int *failed;
 };
 
 /* One participant's view of its scratch (thread-local; the memory is the
@@ -123,8 +137,10 @@ next_launch_id (void)
 }
 
 /* Precondition: called by the participant itself, on its first chunk of
- * launch L (the scratch is this thread's alone). */
-static void
+ * launch L (the scratch is this thread's alone).  Returns 0, or -1 when the
+ * scratch could not grow to what L needs (pt is then left as it was, not
+ * set up for L). */
+static int
 part_setup (struct part *pt, const struct tp_launch *L)
 {
   size_t o_pc = 0;
@@ -136,14 +152,7 @@ part_setup (struct part *pt, const struct tp_launch *L)
   /* One user per thread: a work-group never launches another command. */
   char *mem = tt__scratch (TT__SCRATCH_DRIVER, need);
   if (mem == NULL)
-    {
-      /* No way to fail the command from here (ops->run is void and the
-       * event completes after it): stop like PoCL does on OOM. */
-      fprintf (stderr,
-               "teams: out of memory for %zu bytes of work-group scratch\n",
-               need);
-      abort ();
-    }
+    return -1;
   pt->pc = (struct pocl_context *)(mem + o_pc);
   pt->args = (void **)(mem + o_args);
   pt->args2 = (void **)(mem + o_args2);
@@ -162,6 +171,7 @@ part_setup (struct part *pt, const struct tp_launch *L)
   pt->printf_pos = 0;
   pt->pc->printf_buffer_position = &pt->printf_pos;
   pt->launch_id = L->id;
+  return 0;
 }
 
 /* The floating-point controls a work-group starts with (see the protocol):
@@ -276,7 +286,13 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
         note_first (L);
       if (L->ran != NULL)
         note_ran (L);
-      part_setup (pt, L);
+      if (part_setup (pt, L) != 0)
+        {
+          /* Its groups are dropped; a later chunk of L on this thread
+           * tries again (greedy and steal hand out several). */
+          tt_atomic_store_relaxed (L->failed, 1);
+          return;
+        }
     }
 
   tp_fp want;
@@ -357,38 +373,55 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
     run_groups (L, 0, L->m);
 }
 
-/* ops->run, called by pocl_exec_command between RUNNING and COMPLETE, on the
- * thread queue.c chose; no lock held. */
-void
-tp_run (void *data, _cl_command_node *cmd)
+/* An ND-range command, run between RUNNING and COMPLETE by queue.c's
+ * run_node (in place of pocl_exec_command, so that it can fail the event),
+ * on the thread queue.c chose; no lock held.  Returns 0, or -1 when memory
+ * for the launch was missing: some work-groups did not run, and the event
+ * must fail.  Releases the node's dlhandle reference (TP_JIT) either way. */
+int
+tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
 {
-  tp_device *d = data;
   cl_kernel kernel = cmd->command.run.kernel;
   pocl_kernel_metadata_t *meta = kernel->meta;
   struct pocl_context *pc = &cmd->command.run.pc;
   size_t m = pc->num_groups[0] * pc->num_groups[1] * pc->num_groups[2];
+  int rc = 0;
   if (m == 0)
-    {
-      if (cmd->ready & TP_JIT)
-        pocl_release_dlhandle_cache (cmd);
-      return;
-    }
+    goto out;
 
+  /* The argument arrays: on the stack up to TP_MAX_INLINE_ARGS, else one
+   * allocation for the three; the images' descriptions in one more. */
   unsigned n = meta->num_args + meta->num_locals;
   void *args_inline[TP_MAX_INLINE_ARGS], *args2_inline[TP_MAX_INLINE_ARGS];
   size_t off_inline[TP_MAX_INLINE_ARGS];
   void **args = args_inline, **args2 = args2_inline;
   size_t *off = off_inline;
+  void *heap = NULL;
+  char *images = NULL;
   if (n > TP_MAX_INLINE_ARGS)
     {
-      args = malloc (n * sizeof (void *));
-      args2 = malloc (n * sizeof (void *));
-      off = malloc (n * sizeof (size_t));
-      if (args == NULL || args2 == NULL || off == NULL)
+      heap = malloc (n * (2 * sizeof (void *) + sizeof (size_t)));
+      if (heap == NULL)
         {
-          fprintf (stderr, "teams: out of memory for %u kernel arguments\n",
-                   n);
-          abort ();
+          rc = -1;
+          goto out;
+        }
+      args = heap;
+      args2 = args + n;
+      off = (size_t *)(args2 + n);
+    }
+  size_t n_images = 0;
+  for (unsigned i = 0; i < meta->num_args; ++i)
+    if (meta->arg_info[i].type == POCL_ARG_TYPE_IMAGE)
+      n_images++;
+  if (n_images > 0)
+    {
+      images = aligned_alloc (TP_ALIGN,
+                              n_images * align_up (sizeof (dev_image_t)));
+      if (images == NULL)
+        {
+          rc = -1;
+          goto out_free;
         }
     }
 
@@ -398,6 +431,7 @@ tp_run (void *data, _cl_command_node *cmd)
   assert (!cmd->device->device_alloca_locals);
   size_t local_bytes = 0;
   int any_local = 0;
+  char *next_image = images;
   for (unsigned i = 0; i < meta->num_args; ++i)
     {
       struct pocl_argument *al = &cmd->command.run.arguments[i];
@@ -430,12 +464,8 @@ tp_run (void *data, _cl_command_node *cmd)
         }
       else if (meta->arg_info[i].type == POCL_ARG_TYPE_IMAGE)
         {
-          dev_image_t *di = aligned_alloc (TP_ALIGN, align_up (sizeof *di));
-          if (di == NULL)
-            {
-              fprintf (stderr, "teams: out of memory for an image argument\n");
-              abort ();
-            }
+          dev_image_t *di = (dev_image_t *)next_image;
+          next_image += align_up (sizeof (dev_image_t));
           pocl_fill_dev_image_t (di, al, cmd->device);
           args2[i] = di;
           args[i] = &args2[i];
@@ -460,6 +490,7 @@ tp_run (void *data, _cl_command_node *cmd)
       args2[j] = NULL;
     }
 
+  _Atomic int failed = 0;
   struct tp_launch L = {
     .wg = (pocl_workgroup_func)cmd->command.run.wg,
     .pc = pc,
@@ -475,6 +506,7 @@ tp_run (void *data, _cl_command_node *cmd)
     .m = m,
     .ftz = kernel->program->flush_denorms,
     .d = d,
+    .failed = &failed,
   };
   /* START is the first work-group's start, not PoCL's RUNNING (taken
    * before the arguments above were built and the region started). */
@@ -505,7 +537,7 @@ tp_run (void *data, _cl_command_node *cmd)
       tp_record_ran (cmd->device, r);
     }
   /* The region has ended (its end orders the participants' stores before
-   * this load).  PoCL reads time_start only once the event is complete,
+   * these loads).  PoCL reads time_start only once the event is complete,
    * which it publishes later under the event lock; END is taken then, after
    * the last work-group. */
   if (L.t_first != NULL)
@@ -514,18 +546,27 @@ tp_run (void *data, _cl_command_node *cmd)
       if (t != UINT64_MAX && t > ev->time_start)
         ev->time_start = t;
     }
+  if (tt_atomic_load_relaxed (&failed))
+    rc = -1;
 
   tp_count_ndrange (d, m);
 
-  for (unsigned i = 0; i < meta->num_args; ++i)
-    if (meta->arg_info[i].type == POCL_ARG_TYPE_IMAGE)
-      free (args2[i]);
-  if (args != args_inline)
-    {
-      free (args);
-      free (args2);
-      free (off);
-    }
+out_free:
+  free (images);
+  free (heap);
+out:
   if (cmd->ready & TP_JIT)
     pocl_release_dlhandle_cache (cmd);
+  return rc;
+}
+
+/* ops->run: PoCL calls it only from pocl_exec_command, which queue.c does
+ * not use for ND-ranges; kept for a caller that would, which cannot be told
+ * of a failure and so gets one on stderr. */
+void
+tp_run (void *data, _cl_command_node *cmd)
+{
+  if (tp_run_ndrange (data, cmd) != 0)
+    fprintf (stderr, "teams: out of memory: an ND-range command did not run "
+                     "all its work-groups\n");
 }

@@ -196,6 +196,10 @@ int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
 int tp_jit_resolve (tp_device *d, _cl_command_node *node);
 
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
+/* Runs an ND-range command (queue.c, between RUNNING and COMPLETE); 0, or
+ * -1 when memory was missing and the command must fail.  Releases the
+ * node's dlhandle reference (TP_JIT). */
+int tp_run_ndrange (tp_device *d, _cl_command_node *cmd);
 void tp_run (void *data, _cl_command_node *cmd);
 
 #endif
