@@ -15,17 +15,7 @@
 #include <teams/kernel.h>
 #include <teams/mpi.h>
 
-static int failures, rank, nranks;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);           \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fputc('\n', stderr);                                                     \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 typedef struct {
   size_t g[3], off[3], local[3], groups[3];

@@ -19,18 +19,7 @@
 #include <teams/kernel.h>
 #include <teams/mpi.h>
 
-static int failures;
-static int rank, nranks;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);           \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fputc('\n', stderr);                                                     \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 /* Each work-item adds 1 to its global id's counter and records its rank and
  * its group's first global id, at the global NDRange's coordinates. */
