@@ -59,9 +59,10 @@
  *   teams    the steal schedule with the topology's victim orders;
  *   cyclic   the same code with cyclic orders (steal.c without orders);
  *   random   the same code, each participant's order reshuffled before each
- *            search: random victims, as oneTBB's task arenas choose them
- *            (oneTBB steals one task at a time where this takes a quarter
- *            of the victim's block: only the victim choice differs);
+ *            search and taken first-found in every tier: random victims, as
+ *            oneTBB's task arenas choose them (oneTBB steals one task at a
+ *            time where this takes a quarter of the victim's block, half
+ *            from another node: only the victim choice differs);
  *   static   block c on participant c, no balancing;
  *   dynamic  one shared counter, chunks of the steal unit (OpenMP
  *            schedule(dynamic, unit));
@@ -80,8 +81,11 @@
  *   --check  small runs of every machine, grid and schedule, checking that
  *            every item ran exactly once, that makespan >= ideal, that the
  *            steals the simulator saw are the ones steal.c counted, and
- *            that every participant joined; exit status 1 on a violation.
- *            No timing is asserted: the times are simulated. */
+ *            that every participant joined; and the victim policy: on the
+ *            triangular grid the topology's orders run at most random's
+ *            bytes off their node, at most 0.8 of them with several nodes
+ *            per package.  Exit status 1 on a violation.  No timing is
+ *            asserted: the times are simulated, and a run is deterministic. */
 #include <hwloc.h>
 #include <math.h>
 #include <stdint.h>
@@ -525,6 +529,7 @@ static void run_steal(sim *s, int kind, size_t unit, size_t units) {
   if (kind == S_CYCLIC) {
     s->r.victims = NULL;
     s->r.local_end = NULL;
+    s->r.llc_end = NULL;
     s->r.stride = 0;
   } else if (kind == S_RANDOM) {
     s->random_orders = 1;
@@ -539,6 +544,7 @@ static void run_steal(sim *s, int kind, size_t unit, size_t units) {
     }
     s->r.victims = s->rand_rows;
     s->r.local_end = s->rand_end;
+    s->r.llc_end = NULL; /* first-found in every tier: random victims */
     s->r.stride = p - 1;
   }
   s->uc = calloc(p, sizeof *s->uc);
@@ -883,9 +889,11 @@ static int check_mode(void) {
           bad = 1;
           continue;
         }
+        result rs[NSCHED];
         for (int k = 0; k < NSCHED; k++) {
           result r;
           simulate(&u, k, &r);
+          rs[k] = r;
           if (!r.ok) {
             printf("FAIL %s p=%zu %s %s: ratio %.3f steals %llu/%llu "
                    "joined %llu\n",
@@ -893,6 +901,25 @@ static int check_mode(void) {
                    r.makespan / r.ideal, (unsigned long long)r.steals,
                    (unsigned long long)r.stats_steals,
                    (unsigned long long)r.joined);
+            bad = 1;
+          }
+        }
+        /* The policy, deterministic given the grid: on the triangular grid
+         * the topology's orders run fewer bytes off their node than random
+         * victims, and with more than one node per package (where
+         * nearest-first once moved work across the package's nodes first
+         * and then again across packages: 1.5-1.7x random's) at most 0.8x
+         * random's. */
+        if (g == GRID_TRIANGULAR && u.topo->nnodes > 1) {
+          double rel = rs[S_TEAMS].moved_node / rs[S_RANDOM].moved_node;
+          double most = machines[mi].nodes_per_pack > 1 ? 0.8 : 1.0;
+          printf("%s p=%zu triangular: bytes run off their node, teams / "
+                 "random = %.3f (at most %.1f)\n",
+                 machines[mi].name, ps[pi], rel, most);
+          if (!(rel <= most)) {
+            printf("FAIL %s p=%zu triangular: teams ran %.3f of random's "
+                   "bytes off their node\n",
+                   machines[mi].name, ps[pi], rel);
             bad = 1;
           }
         }
