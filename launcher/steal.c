@@ -98,7 +98,7 @@
  * victims run off their node.  Taking from the most loaded victim goes
  * where the work is (the victim that would finish last) and takes big
  * pieces, so fewer steals; the extra reads overlap (one thief's reads do
- * not depend on each other: 7 against 125 ns per line here,
+ * not depend on each other: 5.4 against 68 ns per line here,
  * bench/teams-bench-line-scan).  A crossing costs a far transfer and the
  * remote data, and the thief's node mates split what it republishes, so it
  * takes half.  Triangular makespan / ideal went from 1.053/1.058/1.051 to
