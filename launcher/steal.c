@@ -14,7 +14,9 @@
  *                            store(new range) to republish stolen units, only
  *                            while its own block is empty;
  *                  thief t:  CAS(front, back -> front, back - q) to take the
- *                            last q units, q = max(1, (back - front) / 4).
+ *                            last q units, q = max(1, (back - front) / 4)
+ *                            from a victim on t's node, max(1, (back -
+ *                            front) / 2) from another node.
  *   slot[i].state  owner i only: IDLE -> RUNNING (on entry) -> DONE (on exit).
  *   slot[i].rescued          exchange 0 -> 1 by thieves (counts a rescue once).
  *   slot[i].stats, .backoffs, .protected_skips
@@ -60,21 +62,58 @@
  * rescue.  A late owner then drains what is left from the front.
  *
  * Back-off (Go's rule, Go commit 868c8b3, "runtime: only back off before
- * stealing from a running P").  Before stealing from a block whose owner
- * is RUNNING, a thief pauses briefly (backoff_spins pauses) and re-reads the
- * word: the owner may be about to take its last units itself, and a steal
- * then would only move them.  Before stealing from an IDLE owner it does not
- * wait: that owner cannot take the work back, so waiting is waste.
+ * stealing from a running P").  Before taking the last unit of a block
+ * whose owner is RUNNING, a thief pauses briefly (backoff_spins pauses) and
+ * re-reads the word: the owner is about to take it itself, and a steal then
+ * would only move it.  With two or more units left it does not wait: the
+ * owner claims one unit at a time, so the steal happens either way, and the
+ * pause only delayed it (about 1 us per steal; in tools/teams-sim it was
+ * 0.5-0.8% of p * ideal on the triangular grid at 256 participants).  Nor
+ * before stealing from an IDLE owner: that owner cannot take the work back.
  *
- * Victim order and the crossing rule.  A thief scans its order (order.h):
- * first the victims on its node (LLC tier, then the rest of the node), and
- * only after that local pass found nothing, the remote tiers by distance.  It
- * steals from the first victim with work, republishes what it took in its
- * own block (so thieves near it can split it further), drains it, and then
- * starts again from the top of its order: local passes repeat while they
- * find work, and after a remote steal the next scan starts at home.  Without
- * an order (unpinned team, or a caller that is not the pinned thread that
- * started the team) the order is cyclic: i + 1, i + 2, ... mod p.
+ * Victim order, the crossing rule and the amounts.  A thief scans its order
+ * (order.h) tier by tier, and only after its node found nothing, the other
+ * nodes:
+ *   LLC tier        the first victim with work, a quarter of its remainder:
+ *                   a neighbour in the same cache, cheap to read and to
+ *                   take from;
+ *   rest of node    every word read first, then a quarter from the victim
+ *                   with the most units left (ties: the nearer);
+ *   other nodes     likewise the one with the most units left on any other
+ *                   node (ties: the nearer tier), and half of it.
+ * The thief republishes what it took in its own block (so thieves near it
+ * can split it further), drains it, and then starts again from the top of
+ * its order: local passes repeat while they find work, and after a remote
+ * steal the next scan starts at home.  Without an order (unpinned team, or
+ * a caller that is not the pinned thread that started the team) the order
+ * is cyclic, i + 1, i + 2, ... mod p, first victim with work, a quarter.
+ *
+ * Why most-left beyond the LLC, and half across nodes.  tools/teams-sim
+ * (2 x 64-core EPYC NPS1/NPS4, 2 x 56-core Sapphire Rapids SNC4, 128 and
+ * 256 participants, a triangular grid) showed what first-found nearest-first
+ * stealing did: light nodes' thieves split each other's small republished
+ * pieces (1.1-1.4 units per steal, about 4x the steals of random victims), and
+ * with several nodes per package they first evened out the package's nodes
+ * and then moved work again across packages: 1.5-1.8x the bytes random
+ * victims run off their node.  Taking from the most loaded victim goes
+ * where the work is (the victim that would finish last) and takes big
+ * pieces, so fewer steals; the extra reads overlap (one thief's reads do
+ * not depend on each other: 5.4 against 68 ns per line here,
+ * bench/teams-bench-line-scan).  A crossing costs a far transfer and the
+ * remote data, and the thief's node mates split what it republishes, so it
+ * takes half.  Triangular makespan / ideal went from 1.053/1.058/1.051 to
+ * 1.048/1.045/1.037 at 128 and from 1.075/1.096/1.085 to 1.067/1.063/1.049
+ * at 256 (224 on SPR), bytes run off their node from 0.96/1.77/1.75 to
+ * 0.88/0.65/0.67 of random victims' (13.2-15.0% of the bytes, where any
+ * schedule that ends balanced runs at least 12.75-13.9% off their
+ * first-touch node); uniform and power-law within 0.002 (power-law on
+ * NPS1 at 256: 1.042 -> 1.044, the last units' order; elsewhere the same
+ * or better).  Measured and rejected: most-left in the LLC tier too (fewer
+ * steals, no better makespan), half everywhere, a crossing
+ * threshold (leave the node while its best victim has <= K units, K = 1..8:
+ * within +-0.005), sampling d remote victims each search and crossing when
+ * one has r times the node's best (d = 2..8, r = 2..8: NPS1 1.070 at 256,
+ * NPS4 moved 18-21% of bytes off their node against 15%).
  *
  * Memory order.  The range words are RMW'd with relaxed order (the claims) or
  * acq_rel CAS: no data is published through them, only the claims, which the
@@ -132,6 +171,7 @@ void tt__steal_region_init(tt__steal_region *r, tt__steal_slot *slots,
 
 void tt__steal_region_topology(tt__steal_region *r, const tt__topo *s) {
   r->victims = NULL;
+  r->llc_end = NULL;
   r->local_end = NULL;
   r->stride = 0;
   r->llc = r->node = NULL;
@@ -143,6 +183,7 @@ void tt__steal_region_topology(tt__steal_region *r, const tt__topo *s) {
   }
   if (s->ordered) {
     r->victims = s->victims;
+    r->llc_end = s->llc_end;
     r->local_end = s->local_end;
     r->stride = s->n - 1;
   }
@@ -189,20 +230,27 @@ static int try_steal(const tt__steal_region *r, size_t self, size_t v,
     me->protected_skips++;
     return TRY_SKIPPED;
   }
-  if (owner == TT__OWNER_RUNNING && r->backoff_spins) {
+  /* Go's back-off, only where it can change the outcome: a running owner
+   * claims one unit at a time, so with two or more left the steal happens
+   * either way and a pause would only delay it */
+  if (owner == TT__OWNER_RUNNING && r->backoff_spins &&
+      TT__RANGE_BACK(w) - TT__RANGE_FRONT(w) == 1) {
     me->backoffs++;
     spin(r->backoff_spins);
     if (r->probe)
       r->probe(r->ctx, self, v, 1);
     w = tt_atomic_load_relaxed(&vs->range);
   }
+  /* a quarter of what is left on the thief's node, half across nodes */
+  int ns = node_of(r, self), nv = node_of(r, v);
+  unsigned part = ns >= 0 && nv >= 0 && ns != nv ? 2 : 4;
   uint32_t front, back, q;
   for (;;) {
     front = TT__RANGE_FRONT(w);
     back = TT__RANGE_BACK(w);
     if (front >= back)
       return TRY_NOTHING;
-    q = (back - front) / 4;
+    q = (back - front) / part;
     if (q == 0)
       q = 1;
     if (tt_atomic_cas_acq_rel(&vs->range, &w, TT__RANGE_PACK(front, back - q)))
@@ -218,8 +266,7 @@ static int try_steal(const tt__steal_region *r, size_t self, size_t v,
   int ls = llc_of(r, self), lv = llc_of(r, v);
   if (ls >= 0 && lv >= 0 && ls != lv)
     me->stats.moved_cross_llc += moved;
-  int ns = node_of(r, self), nv = node_of(r, v);
-  if (ns >= 0 && nv >= 0 && ns != nv)
+  if (part == 2)
     me->stats.moved_cross_node += moved;
   if (owner == TT__OWNER_IDLE &&
       tt_atomic_exchange_acq_rel(&vs->rescued, 1) == 0)
@@ -245,21 +292,69 @@ static int scan(const tt__steal_region *r, size_t self, const uint32_t *row,
   return 0;
 }
 
+/* One pass over entries [from, to) of self's order that reads every word
+ * first and steals from the victim with the most units left (ties: the
+ * earlier, nearer one).  Returns 1 after a steal; sets *skipped when it
+ * passed protected work.  The reads are hints: the steal is try_steal's
+ * CAS, and a victim emptied meanwhile sends the pass round again. */
+static int scan_most(const tt__steal_region *r, size_t self,
+                     const uint32_t *row, size_t from, size_t to,
+                     unsigned passes, int *skipped) {
+  tt__steal_slot *me = &r->slots[self];
+  for (;;) {
+    size_t best = SIZE_MAX;
+    uint32_t most = 0;
+    for (size_t k = from; k < to; k++) {
+      size_t v = row[k];
+      if (v >= r->p)
+        continue;
+      if (r->probe)
+        r->probe(r->ctx, self, v, 0);
+      uint64_t w = tt_atomic_load_relaxed(&r->slots[v].range);
+      uint32_t front = TT__RANGE_FRONT(w), back = TT__RANGE_BACK(w);
+      if (front >= back || back - front <= most)
+        continue;
+      if (tt_atomic_load_relaxed(&r->slots[v].state) == TT__OWNER_IDLE &&
+          passes < r->protect_passes) {
+        me->protected_skips++;
+        *skipped = 1;
+        continue;
+      }
+      most = back - front;
+      best = v;
+    }
+    if (best == SIZE_MAX)
+      return 0;
+    if (try_steal(r, self, best, passes) == TRY_STOLE)
+      return 1;
+  }
+}
+
 /* Looks for work: a local pass, and only when it took nothing a remote
- * pass.  Returns 1 after a steal (the units are in self's block), 0 after a
- * full scan found nothing and skipped nothing. */
+ * pass.  With an order: the first victim with work in the LLC tier, else
+ * the one with the most work in the rest of the node, else the one with
+ * the most work on the other nodes.  Returns 1 after a steal (the units are
+ * in self's block), 0 after a full scan found nothing and skipped nothing. */
 static int steal(const tt__steal_region *r, size_t self, unsigned *passes) {
   const uint32_t *row = NULL;
-  size_t count = r->p - 1, local = r->p - 1;
+  size_t count = r->p - 1, local = r->p - 1, llc = 0;
+  int tiers = 0;
   if (r->victims && !(self == 0 && r->caller_unplaced)) {
     row = r->victims + self * r->stride;
     count = r->stride;
     local = r->local_end[self];
+    if (r->llc_end) {
+      llc = r->llc_end[self];
+      tiers = 1;
+    }
   }
   for (;;) {
     int skipped = 0;
-    if (scan(r, self, row, 0, local, *passes, &skipped) ||
-        scan(r, self, row, local, count, *passes, &skipped))
+    if (tiers ? scan(r, self, row, 0, llc, *passes, &skipped) ||
+                    scan_most(r, self, row, llc, local, *passes, &skipped) ||
+                    scan_most(r, self, row, local, count, *passes, &skipped)
+              : scan(r, self, row, 0, local, *passes, &skipped) ||
+                    scan(r, self, row, local, count, *passes, &skipped))
       return 1;
     if (!skipped)
       return 0;

@@ -55,8 +55,10 @@ typedef struct tt__steal_region {
   size_t p;     /* participants = blocks */
   tt__steal_slot *slots; /* [p] */
   /* Victim orders (topology-view.h); victims == NULL: cyclic for everyone.
-   * Rows have `stride` entries; entries >= p are skipped. */
+   * Rows have `stride` entries; entries >= p are skipped.  llc_end NULL:
+   * every tier is scanned first-found (random orders in tools/teams-sim). */
   const uint32_t *victims;
+  const uint32_t *llc_end;
   const uint32_t *local_end;
   size_t stride;
   const int *llc, *node; /* [>= p] or NULL: for the cross counters */

@@ -7,9 +7,18 @@
  * in the order f sees the indices.  Each locality test also runs the same
  * scene with a cyclic order and checks that the property then does not hold,
  * so it can fail.  tests/test-range.c runs the schedule on the real team.
+ *
+ * threads.*: the same region run by one real thread per participant, with
+ * the victim orders of a synthetic machine with several nodes and LLCs
+ * (this machine has one of each, so the team's own runs never reach the
+ * node and remote passes), checking that every index runs exactly once; it
+ * runs under ThreadSanitizer too.  Not a benchmark: nothing is timed.
  * Linked with teams_static (tests/internal.cmake) for the internal functions. */
 #include <criterion/criterion.h>
 #include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +81,12 @@ static void sim_init(sim *s, size_t p, size_t per, const tt__topo *topo) {
 static void sim_fill(sim *s, size_t v) {
   tt_atomic_store_relaxed(&s->slots[v].range,
                           TT__RANGE_PACK(v * s->per, (v + 1) * s->per));
+}
+
+/* Block v holds only its first `units` units. */
+static void sim_fill_n(sim *s, size_t v, size_t units) {
+  tt_atomic_store_relaxed(&s->slots[v].range,
+                          TT__RANGE_PACK(v * s->per, v * s->per + units));
 }
 
 static void sim_fini(sim *s) { free(s->slots); }
@@ -156,7 +171,7 @@ Test(sim, thief_takes_its_llc_mate_before_the_rest_of_its_node) {
  * draining its first remote steal. */
 static void refill_block_1(sim *s) { sim_fill(s, 1); }
 
-static size_t second_victim_after_remote(const tt__topo *topo) {
+static size_t second_victim_after_remote(const tt__topo *topo, size_t take) {
   sim s;
   sim_init(&s, 8, 16, topo);
   sim_fill(&s, 5);
@@ -169,11 +184,12 @@ static size_t second_victim_after_remote(const tt__topo *topo) {
     cr_assert_eq(s.hits[i], (blk == 1 || blk == 5 || blk == 6) ? 1 : 0,
                  "index %zu ran %u times", i, s.hits[i]);
   }
-  /* the first steal took a quarter of block 5 [80, 96) from the back */
-  cr_assert_geq(s.nlog, 5);
-  for (size_t k = 0; k < 4; k++)
-    cr_expect_eq(s.log[k], 92 + k, "call %zu began at %zu", k, s.log[k]);
-  size_t second = block_of(&s, 4);
+  /* the first steal took `take` units of block 5 [80, 96) from the back */
+  cr_assert_geq(s.nlog, take + 1);
+  for (size_t k = 0; k < take; k++)
+    cr_expect_eq(s.log[k], 96 - take + k, "call %zu began at %zu", k,
+                 s.log[k]);
+  size_t second = block_of(&s, take);
   tt_steal_stats st;
   tt__steal_region_stats(&s.r, &st);
   cr_expect_eq(st.moved, 48);
@@ -183,9 +199,11 @@ static size_t second_victim_after_remote(const tt__topo *topo) {
 
 Test(sim, thief_returns_home_right_after_a_remote_steal) {
   tt__topo *topo = machine();
-  cr_expect_eq(second_victim_after_remote(topo), 1,
+  /* the crossing took half of block 5 */
+  cr_expect_eq(second_victim_after_remote(topo, 8), 1,
                "after the remote steal, the refilled local block 1 next");
-  cr_expect_eq(second_victim_after_remote(NULL), 5,
+  /* without a topology nothing is remote: a quarter */
+  cr_expect_eq(second_victim_after_remote(NULL, 4), 5,
                "control: cyclic goes back to the remote block");
   tt__topology_free(topo);
 }
@@ -232,6 +250,64 @@ Test(sim, cross_counters_follow_the_topology) {
   tt__topology_free(topo);
 }
 
+/* Thief 3 with block a holding na units and block b holding nb; returns
+ * the block of its first steal and how many units that steal took. */
+static size_t first_steal(const tt__topo *topo, size_t a, size_t na, size_t b,
+                          size_t nb, size_t *took) {
+  sim s;
+  sim_init(&s, 8, 16, topo);
+  sim_fill_n(&s, a, na);
+  if (nb)
+    sim_fill_n(&s, b, nb);
+  tt__steal_participant(&s.r, 3);
+  for (size_t i = 0; i < s.n; i++) {
+    size_t blk = i / s.per, off = i % s.per;
+    int want = (blk == a && off < na) || (nb && blk == b && off < nb);
+    cr_assert_eq(s.hits[i], want, "index %zu ran %u times", i, s.hits[i]);
+  }
+  size_t first = block_of(&s, 0);
+  *took = 1;
+  while (*took < s.nlog && s.log[*took] == s.log[0] + *took)
+    (*took)++;
+  sim_fini(&s);
+  return first;
+}
+
+Test(sim, beyond_its_llc_the_thief_takes_from_the_most_loaded_victim) {
+  tt__topo *topo = machine();
+  size_t took;
+  /* thief 3's order: 2 | 0 1 | 7 4 5 6 */
+  cr_expect_eq(first_steal(topo, 0, 4, 1, 16, &took), 1,
+               "rest of the node: 1 (16 left) before 0 (4 left)");
+  cr_expect_eq(first_steal(topo, 4, 4, 6, 16, &took), 6,
+               "other node: 6 (16 left) before 4 (4 left)");
+  cr_expect_eq(first_steal(topo, 4, 16, 6, 16, &took), 4,
+               "ties go to the nearer, earlier victim");
+  /* the LLC tier stays first-found, and a local victim with little still
+   * comes before a remote one with much */
+  cr_expect_eq(first_steal(topo, 2, 2, 5, 16, &took), 2);
+  cr_expect_eq(first_steal(topo, 0, 2, 5, 16, &took), 0);
+  /* control: the cyclic order (4 5 6 7 0 1 2) takes the first with work */
+  cr_expect_eq(first_steal(NULL, 0, 4, 1, 16, &took), 0);
+  cr_expect_eq(first_steal(NULL, 4, 4, 6, 16, &took), 4);
+  tt__topology_free(topo);
+}
+
+Test(sim, a_crossing_takes_half_a_steal_on_the_node_a_quarter) {
+  tt__topo *topo = machine();
+  size_t took;
+  cr_expect_eq(first_steal(topo, 4, 16, 0, 0, &took), 4);
+  cr_expect_eq(took, 8, "half of block 4 across nodes, took %zu", took);
+  cr_expect_eq(first_steal(topo, 1, 16, 0, 0, &took), 1);
+  cr_expect_eq(took, 4, "a quarter of block 1 on the node, took %zu", took);
+  cr_expect_eq(first_steal(topo, 2, 16, 0, 0, &took), 2);
+  cr_expect_eq(took, 4, "a quarter of the LLC mate's block, took %zu", took);
+  /* control: without a topology nothing is remote */
+  cr_expect_eq(first_steal(NULL, 4, 16, 0, 0, &took), 4);
+  cr_expect_eq(took, 4);
+  tt__topology_free(topo);
+}
+
 Test(sim, victims_beyond_p_are_skipped) {
   tt__topo *topo = machine(); /* orders for 8 participants */
   sim s;
@@ -274,9 +350,11 @@ Test(sim, quarter_steals_protection_rescue_and_go_backoff) {
   cr_expect_eq(st.steals, 20);
   cr_expect_eq(st.moved, 32);
   cr_expect_eq(st.rescues, 1, "block 1 rescued once");
-  /* Go's rule: back off before each steal from the running owner (block 2),
-   * never before stealing from the owner that has not started (block 1) */
-  cr_expect_eq(s.slots[0].backoffs, 10);
+  /* Go's rule: back off before taking the running owner's last unit (the
+   * last of block 2's ten steals), not while it has two or more left (its
+   * one claim meanwhile could not change the steal), never before stealing
+   * from the owner that has not started (block 1) */
+  cr_expect_eq(s.slots[0].backoffs, 1);
   cr_expect_geq(s.slots[0].protected_skips, 10 + TT__STEAL_PROTECT_PASSES);
   cr_expect_eq(tt_atomic_load_relaxed(&s.slots[0].state), TT__OWNER_DONE);
   sim_fini(&s);
@@ -316,4 +394,109 @@ Test(sim, units_for_huge_ranges_stay_multiples_of_the_grain) {
   tt__steal_units(1000, 1, 128, &unit, &units); /* auto's cap */
   cr_expect_eq(unit, 8);
   cr_expect_eq(units, 125);
+}
+
+/* ======================= real threads, synthetic orders =================== */
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define RACE_SPINS 61 /* sanitizers slow every access down: less work */
+#define RACE_ROUNDS(n) ((n) / 4)
+#else
+#define RACE_SPINS 997
+#define RACE_ROUNDS(n) (n)
+#endif
+
+typedef struct race {
+  tt__steal_region r;
+  _Atomic unsigned *hits;
+  size_t n;
+} race;
+
+typedef struct racer {
+  race *race;
+  size_t self;
+  unsigned delay; /* spins before joining: late owners get rescued */
+} racer;
+
+static void race_f(void *ctx, size_t begin, size_t end) {
+  race *x = ctx;
+  for (size_t i = begin; i < end; i++) {
+    /* uneven work: index i costs i % RACE_SPINS spins, so blocks drain
+     * unevenly */
+    for (volatile size_t k = 0; k < i % RACE_SPINS; k++)
+      ;
+    atomic_fetch_add_explicit(&x->hits[i], 1, memory_order_relaxed);
+    if (i % 16 == 0)
+      sched_yield(); /* more participants in flight than this machine has
+                        cores: let the others interleave */
+  }
+}
+
+static void *race_run(void *arg) {
+  racer *t = arg;
+  for (volatile unsigned k = 0; k < t->delay; k++)
+    ;
+  tt__steal_participant(&t->race->r, t->self);
+  return NULL;
+}
+
+/* p participants on the synthetic machine `desc` (pinned in NUMA order),
+ * `rounds` regions of n indices with one unit per `grain` indices. */
+static void race_rounds(const char *desc, size_t p, size_t n, size_t grain,
+                        int rounds) {
+  hwloc_topology_t t;
+  cr_assert_eq(tt__topology_load(&t, desc, NULL, 0), 0);
+  int *cpus = malloc(p * sizeof *cpus);
+  cr_assert_eq(tt__topology_choose_cpus(t, NULL, p, TT__PIN_NUMA, cpus), 0);
+  tt__topo *topo = NULL;
+  cr_assert_eq(tt__topology_snapshot(t, p, TT__PIN_NUMA, cpus, 0, &topo), 0);
+  cr_assert(topo->ordered);
+  hwloc_topology_destroy(t);
+  free(cpus);
+  race x;
+  x.n = n;
+  x.hits = calloc(n, sizeof *x.hits);
+  tt__steal_slot *slots = aligned_alloc(TT_CACHE_PAD, p * sizeof *slots);
+  pthread_t *th = malloc(p * sizeof *th);
+  racer *rs = malloc(p * sizeof *rs);
+  cr_assert(x.hits && slots && th && rs);
+  size_t units = n / grain + (n % grain != 0);
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int round = 0; round < rounds; round++) {
+    for (size_t i = 0; i < n; i++)
+      atomic_store_explicit(&x.hits[i], 0, memory_order_relaxed);
+    tt__steal_region_init(&x.r, slots, race_f, &x, n, grain, units, p);
+    tt__steal_region_topology(&x.r, topo);
+    x.r.caller_unplaced = 0;
+    for (size_t i = 0; i < p; i++) {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      rs[i] = (racer){&x, i, (unsigned)(seed % 4) == 0 ? 2000u : 0u};
+      cr_assert_eq(pthread_create(&th[i], NULL, race_run, &rs[i]), 0);
+    }
+    for (size_t i = 0; i < p; i++)
+      pthread_join(th[i], NULL);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(atomic_load(&x.hits[i]), 1,
+                   "%s round %d: index %zu ran %u times", desc, round, i,
+                   atomic_load(&x.hits[i]));
+    tt_steal_stats st;
+    tt__steal_region_stats(&x.r, &st);
+    cr_assert_eq(st.joined, p);
+    cr_assert_leq(st.moved_cross_node, st.moved);
+  }
+  free(x.hits);
+  free(slots);
+  free(th);
+  free(rs);
+  tt__topology_free(topo);
+}
+
+Test(threads, two_nodes_of_two_llcs_run_every_index_once, .timeout = 300) {
+  race_rounds("pack:2 [numa] l3:2 core:2 pu:1", 8, 4000, 7, RACE_ROUNDS(60));
+}
+
+Test(threads, four_nodes_in_two_packages_run_every_index_once,
+     .timeout = 300) {
+  race_rounds("pack:2 group:2 [numa] l3:2 core:2 pu:1", 16, 6000, 5,
+              RACE_ROUNDS(40));
 }

@@ -28,7 +28,18 @@
  *     core-to-core latency for their tier: same LLC, same node, another node
  *     in the package, another package.  A participant's range word lives in
  *     the cache of whoever wrote it last: a probe reads it there, a claim or
- *     steal takes it over;
+ *     steal takes it over.  A reader keeps a copy until the word is written
+ *     again (MSI: Sorin, Hill and Wood, A Primer on Memory Consistency and
+ *     Cache Coherence, 2011, ch. 6): reading it again costs 1 ns, and the
+ *     owner's next claim pays the transfer to the farthest reader since its
+ *     last write (the invalidation);
+ *   - probes overlap: a probe that follows another one with no steal, claim
+ *     or back-off between them is an independent load the core issues
+ *     before the last one's line arrived, so it costs 1 / SCAN_OVERLAP of
+ *     its transfer (SCAN_OVERLAP below says where it was measured).  Until
+ *     these two rules the model charged every probe a full transfer, in
+ *     turn: 8-14% of p * ideal went to scans of empty words at 256
+ *     participants;
  *   - a back-off (Go's rule in steal.c) costs its 32 pauses;
  *   - fork: the flat protocol (team.c): the holder writes one line per
  *     worker in turn, so worker i starts after the transfers to workers
@@ -48,22 +59,33 @@
  *   teams    the steal schedule with the topology's victim orders;
  *   cyclic   the same code with cyclic orders (steal.c without orders);
  *   random   the same code, each participant's order reshuffled before each
- *            search: random victims, as oneTBB's task arenas choose them
- *            (oneTBB steals one task at a time where this takes a quarter
- *            of the victim's block: only the victim choice differs);
+ *            search and taken first-found in every tier: random victims, as
+ *            oneTBB's task arenas choose them (oneTBB steals one task at a
+ *            time where this takes a quarter of the victim's block, half
+ *            from another node: only the victim choice differs);
  *   static   block c on participant c, no balancing;
  *   dynamic  one shared counter, chunks of the steal unit (OpenMP
  *            schedule(dynamic, unit));
  *   guided   one shared counter, chunks of max(remaining / p, unit)
  *            (libgomp's schedule(guided, unit)).
  *
+ * Below each grid on a machine with several nodes: the bytes that any
+ * schedule ending with every participant at the same time must run away
+ * from their home node (min_node_bytes), against random's.
+ *
  * Usage: teams-sim [--check] [--p N] [--rows N] [--machine NAME]
- *                  [--unit-bytes B]
+ *                  [--unit-bytes B] [--detail]
+ *   --detail where the time above ideal went (fork, claims, scan, remote
+ *            data, idle at the end, join), and per tier the units per
+ *            steal, the probes and the back-offs, for each steal schedule.
  *   --check  small runs of every machine, grid and schedule, checking that
  *            every item ran exactly once, that makespan >= ideal, that the
  *            steals the simulator saw are the ones steal.c counted, and
- *            that every participant joined; exit status 1 on a violation.
- *            No timing is asserted: the times are simulated. */
+ *            that every participant joined; and the victim policy: on the
+ *            triangular grid the topology's orders run at most random's
+ *            bytes off their node, at most 0.8 of them with several nodes
+ *            per package.  Exit status 1 on a violation.  No timing is
+ *            asserted: the times are simulated, and a run is deterministic. */
 #include <hwloc.h>
 #include <math.h>
 #include <stdint.h>
@@ -82,7 +104,15 @@
 #define UNIT_NS 5.0 /* one unit of compute: a dependent multiply-add chain
                        (bench.h's row body), a few ns on any of them */
 #define ROW_BYTES 64.0
+/* Probes in a run are independent loads: the core issues the next before
+ * the last one's line arrived.  bench/teams-bench-line-scan on the 2-core
+ * KVM guest (AMD EPYC) we build on, 256 lines last written by the other
+ * core, medians of 2001 rounds: 5.4 ns per line read in a scan against 68 ns
+ * in a chain of dependent reads (12.6x, load 1.7), 7.0 against 125 ns (18x,
+ * load 6).  The model takes a conservative 8. */
+#define SCAN_OVERLAP 8.0
 static double unit_bytes = 0; /* --unit-bytes */
+static int detail;             /* --detail */
 
 static double row_bytes(uint32_t units) {
   return ROW_BYTES + unit_bytes * (double)units;
@@ -203,6 +233,16 @@ typedef struct result {
   double scan_ns;   /* summed over participants: probes and back-offs */
   double remote_ns; /* summed: data cost above local, for rows away */
   double bytes;
+  /* --detail: where p * (makespan - ideal) went, summed over participants */
+  double fork_ns;  /* start delays */
+  double claim_ns; /* owners' claims (the RMW on their word) */
+  double idle_ns;  /* finished (and scanned) before the last one */
+  double join_ns;  /* the join after the last participant returned */
+  double last_scan_ns; /* the last participant's closing scan */
+  double first_remote; /* simulated time of the first cross-node steal */
+  uint64_t units_tier[3]; /* units stolen, by tier */
+  uint64_t probes_tier[2][3]; /* [word seen non-empty, empty][tier] */
+  uint64_t backoffs_tier[3];
   int ok; /* invariants held */
 } result;
 
@@ -217,8 +257,20 @@ typedef struct sim {
   double *t;                 /* [p] simulated clocks, ns */
   double *finish;
   size_t *word_owner; /* [p] whose cache holds participant i's range word */
+  /* Copies of the range words (the cache model): writes[i] counts the
+   * writes to word i the simulator saw (claims, steals, republishes);
+   * copy_val/copy_writes[r * p + i] is what reader r last read of it.  A
+   * reader's copy is valid while both still match: the owner's closing
+   * empty claim, the one write the simulator does not see, changes the
+   * value.  shared_lat[i]: the farthest reader since the last write, whom
+   * the next write must invalidate. */
+  uint64_t *writes, *copy_val, *copy_writes;
+  unsigned char *in_run; /* [p] the last event was a probe that saw empty */
+  double *shared_lat;
   size_t *last_probe;
   uint64_t *seen_steals;
+  uint64_t *seen_moved;
+  double *last_work; /* end of the participant's last run of rows */
   int *done;
   uint64_t *rng;
   tt__steal_region r;
@@ -278,25 +330,73 @@ static void yield_to_main(sim *s, size_t self) {
   swapcontext(&s->uc[self], &s->main_uc);
 }
 
+/* Word i was written: every other copy is gone. */
+static void word_written(sim *s, size_t i) {
+  s->writes[i]++;
+  s->shared_lat[i] = 0;
+}
+
+/* Reader r reads word i: a hit in its own cache while its copy is valid
+ * (MSI: a load miss leaves the line Shared in the reader's cache, and it
+ * stays valid until a store by another core invalidates it; Sorin, Hill and
+ * Wood, A Primer on Memory Consistency and Cache Coherence, 2011, ch. 6),
+ * else a transfer from the cache of the last writer. */
+static double word_read(sim *s, size_t r, size_t i) {
+  uint64_t val = tt_atomic_load_relaxed(&s->slots[i].range);
+  size_t k = r * s->p + i;
+  if (s->word_owner[i] == r ||
+      (s->copy_writes[k] == s->writes[i] + 1 && s->copy_val[k] == val))
+    return 1.0;
+  double c = line(s, r, s->word_owner[i]);
+  s->copy_writes[k] = s->writes[i] + 1; /* 0: no copy yet */
+  s->copy_val[k] = val;
+  if (c > s->shared_lat[i])
+    s->shared_lat[i] = c;
+  return c;
+}
+
 /* A steal by self since its last event took the word of its last probe. */
 static void note_steal(sim *s, size_t self) {
   uint64_t st = s->slots[self].stats.steals;
   if (st == s->seen_steals[self])
     return;
+  s->in_run[self] = 0;
   size_t v = s->last_probe[self];
   s->seen_steals[self] = st;
   s->res->steals++;
   int ti = tier(s, self, v);
   s->res->steals_tier[ti == 0 ? 0 : ti == 1 ? 1 : 2]++;
+  uint64_t mv = s->slots[self].stats.moved;
+  s->res->units_tier[ti == 0 ? 0 : ti == 1 ? 1 : 2] +=
+      (mv - s->seen_moved[self]) / s->r.unit;
+  s->seen_moved[self] = mv;
+  if (ti >= 2 && (s->res->first_remote == 0 || s->t[self] < s->res->first_remote))
+    s->res->first_remote = s->t[self];
   s->t[self] += line(s, self, s->word_owner[v]); /* the CAS */
   s->word_owner[v] = self;
   s->word_owner[self] = self; /* the republish */
+  word_written(s, v);
+  word_written(s, self);
 }
 
 static void sim_probe(void *ctx, size_t self, size_t v, int backoff) {
   sim *s = ctx;
   note_steal(s, self);
-  double c = line(s, self, s->word_owner[v]);
+  uint64_t w = tt_atomic_load_relaxed(&s->slots[v].range);
+  int empty = TT__RANGE_FRONT(w) >= TT__RANGE_BACK(w);
+  double c = word_read(s, self, v);
+  /* a probe that follows an empty one overlaps with it (SCAN_OVERLAP) */
+  if (!backoff && s->in_run[self])
+    c /= SCAN_OVERLAP;
+  s->in_run[self] = !backoff;
+  {
+    int ti = tier(s, self, v);
+    int t3 = ti == 0 ? 0 : ti == 1 ? 1 : 2;
+    if (backoff)
+      s->res->backoffs_tier[t3]++;
+    else
+      s->res->probes_tier[empty][t3]++;
+  }
   if (backoff)
     c += s->r.backoff_spins * s->m->pause_ns;
   s->t[self] += c;
@@ -321,10 +421,17 @@ static void sim_f(void *ctx, size_t b, size_t e) {
   sim *s = ctx;
   size_t self = s->cur;
   note_steal(s, self);
+  s->in_run[self] = 0;
   /* the claim: an RMW on self's own word */
-  s->t[self] += line(s, self, s->word_owner[self]);
+  double cl = s->word_owner[self] != self ? line(s, self, s->word_owner[self])
+              : s->shared_lat[self] > 0   ? s->shared_lat[self]
+                                          : 1.0;
+  word_written(s, self);
+  s->t[self] += cl;
+  s->res->claim_ns += cl;
   s->word_owner[self] = self;
   s->t[self] += run_rows(s, self, b, e);
+  s->last_work[self] = s->t[self];
   if (s->random_orders)
     shuffle_row(s, self); /* the next search starts from a fresh order */
   yield_to_main(s, self);
@@ -422,6 +529,7 @@ static void run_steal(sim *s, int kind, size_t unit, size_t units) {
   if (kind == S_CYCLIC) {
     s->r.victims = NULL;
     s->r.local_end = NULL;
+    s->r.llc_end = NULL;
     s->r.stride = 0;
   } else if (kind == S_RANDOM) {
     s->random_orders = 1;
@@ -436,6 +544,7 @@ static void run_steal(sim *s, int kind, size_t unit, size_t units) {
     }
     s->r.victims = s->rand_rows;
     s->r.local_end = s->rand_end;
+    s->r.llc_end = NULL; /* first-found in every tier: random victims */
     s->r.stride = p - 1;
   }
   s->uc = calloc(p, sizeof *s->uc);
@@ -530,6 +639,7 @@ typedef struct setup {
   size_t p, n;
   uint32_t *w;
   double *wsum, *bsum, ideal;
+  double min_node; /* bytes any balanced schedule runs off their node */
 } setup;
 
 static void simulate(const setup *u, int kind, result *res) {
@@ -551,8 +661,15 @@ static void simulate(const setup *u, int kind, result *res) {
   s.t = calloc(p, sizeof *s.t);
   s.finish = calloc(p, sizeof *s.finish);
   s.word_owner = malloc(p * sizeof *s.word_owner);
+  s.writes = calloc(p, sizeof *s.writes);
+  s.copy_val = calloc(p * p, sizeof *s.copy_val);
+  s.copy_writes = calloc(p * p, sizeof *s.copy_writes);
+  s.shared_lat = calloc(p, sizeof *s.shared_lat);
+  s.in_run = calloc(p, 1);
   s.last_probe = calloc(p, sizeof *s.last_probe);
   s.seen_steals = calloc(p, sizeof *s.seen_steals);
+  s.seen_moved = calloc(p, sizeof *s.seen_moved);
+  s.last_work = calloc(p, sizeof *s.last_work);
   s.done = calloc(p, sizeof *s.done);
   s.rng = calloc(p, sizeof *s.rng);
   for (size_t i = 0; i < p; i++)
@@ -570,6 +687,8 @@ static void simulate(const setup *u, int kind, result *res) {
       s.home[i] = c;
   }
   fork_times(&s);
+  for (size_t i = 0; i < p; i++)
+    res->fork_ns += s.t[i];
   S = &s;
   if (kind <= S_RANDOM)
     run_steal(&s, kind, unit, units);
@@ -579,6 +698,15 @@ static void simulate(const setup *u, int kind, result *res) {
     if (s.hits[i] != 1)
       res->ok = 0;
   res->makespan = join_time(&s);
+  size_t last = 0;
+  for (size_t i = 0; i < p; i++)
+    if (s.finish[i] > s.finish[last])
+      last = i;
+  for (size_t i = 0; i < p; i++)
+    res->idle_ns += s.finish[last] - s.finish[i];
+  res->join_ns = (res->makespan - s.finish[last]) * (double)p;
+  if (kind <= S_RANDOM)
+    res->last_scan_ns = s.finish[last] - s.last_work[last];
   res->ideal = u->ideal;
   res->bytes = u->bsum[u->n];
   if (res->makespan < res->ideal * (1 - 1e-9))
@@ -589,11 +717,20 @@ static void simulate(const setup *u, int kind, result *res) {
   free(s.t);
   free(s.finish);
   free(s.word_owner);
+  free(s.writes);
+  free(s.copy_val);
+  free(s.copy_writes);
+  free(s.shared_lat);
+  free(s.in_run);
   free(s.last_probe);
   free(s.seen_steals);
+  free(s.seen_moved);
+  free(s.last_work);
   free(s.done);
   free(s.rng);
 }
+
+static double min_node_bytes(const setup *u);
 
 static int setup_make(setup *u, const machine *m, size_t p, size_t n,
                       int grid) {
@@ -623,7 +760,58 @@ static int setup_make(setup *u, const machine *m, size_t p, size_t n,
   }
   u->ideal =
       (u->wsum[n] * UNIT_NS + u->bsum[n] * m->mem_ns_per_byte) / (double)p;
+  u->min_node = min_node_bytes(u);
   return 0;
+}
+
+/* A lower bound on the bytes that any schedule ending with every
+ * participant at the same time must run away from their home node: each
+ * node holds the rows of its participants' initial blocks (first touch),
+ * and the work above the node's share (its participants' part of the
+ * total) must run elsewhere; taking the rows with the most work per byte
+ * first moves the fewest bytes (fractions of a row allowed). */
+static const double *cmp_key;
+static int cmp_by_key(const void *a, const void *b) {
+  double x = cmp_key[*(const size_t *)a], y = cmp_key[*(const size_t *)b];
+  return x < y ? -1 : x > y;
+}
+static double min_node_bytes(const setup *u) {
+  size_t p = u->p, n = u->n, nn = u->topo->nnodes;
+  size_t unit, units, pp;
+  tt__range_plan(n, 0, p, TT_SCHED_STEAL, p, &unit, &units, &pp);
+  double *cost = malloc(n * sizeof *cost), *key = malloc(n * sizeof *key);
+  double *have = calloc(nn, sizeof *have), *share = calloc(nn, sizeof *share);
+  size_t *ord = malloc(n * sizeof *ord), *node = malloc(n * sizeof *node);
+  double total = 0, moved = 0;
+  for (size_t c = 0; c < p; c++) {
+    size_t b, e;
+    tt__block(units, p, c, &b, &e);
+    share[u->topo->node[c]] += 1.0 / (double)p;
+    for (size_t i = b * unit; i < e * unit && i < n; i++)
+      node[i] = (size_t)u->topo->node[c];
+  }
+  for (size_t i = 0; i < n; i++) {
+    double bytes = row_bytes(u->w[i]);
+    cost[i] = u->w[i] * UNIT_NS + bytes * u->m->mem_ns_per_byte;
+    key[i] = bytes / cost[i];
+    have[node[i]] += cost[i];
+    total += cost[i];
+    ord[i] = i;
+  }
+  cmp_key = key;
+  qsort(ord, n, sizeof *ord, cmp_by_key);
+  for (size_t k = 0; k < nn; k++)
+    share[k] *= total;
+  for (size_t j = 0; j < n; j++) {
+    size_t i = ord[j], k = node[i];
+    if (have[k] <= share[k])
+      continue;
+    double take = have[k] - share[k] < cost[i] ? have[k] - share[k] : cost[i];
+    have[k] -= take;
+    moved += row_bytes(u->w[i]) * take / cost[i];
+  }
+  free(cost), free(key), free(have), free(share), free(ord), free(node);
+  return moved;
 }
 
 static void setup_free(setup *u) {
@@ -701,9 +889,11 @@ static int check_mode(void) {
           bad = 1;
           continue;
         }
+        result rs[NSCHED];
         for (int k = 0; k < NSCHED; k++) {
           result r;
           simulate(&u, k, &r);
+          rs[k] = r;
           if (!r.ok) {
             printf("FAIL %s p=%zu %s %s: ratio %.3f steals %llu/%llu "
                    "joined %llu\n",
@@ -711,6 +901,25 @@ static int check_mode(void) {
                    r.makespan / r.ideal, (unsigned long long)r.steals,
                    (unsigned long long)r.stats_steals,
                    (unsigned long long)r.joined);
+            bad = 1;
+          }
+        }
+        /* The policy, deterministic given the grid: on the triangular grid
+         * the topology's orders run fewer bytes off their node than random
+         * victims, and with more than one node per package (where
+         * nearest-first once moved work across the package's nodes first
+         * and then again across packages: 1.5-1.7x random's) at most 0.8x
+         * random's. */
+        if (g == GRID_TRIANGULAR && u.topo->nnodes > 1) {
+          double rel = rs[S_TEAMS].moved_node / rs[S_RANDOM].moved_node;
+          double most = machines[mi].nodes_per_pack > 1 ? 0.8 : 1.0;
+          printf("%s p=%zu triangular: bytes run off their node, teams / "
+                 "random = %.3f (at most %.1f)\n",
+                 machines[mi].name, ps[pi], rel, most);
+          if (!(rel <= most)) {
+            printf("FAIL %s p=%zu triangular: teams ran %.3f of random's "
+                   "bytes off their node\n",
+                   machines[mi].name, ps[pi], rel);
             bad = 1;
           }
         }
@@ -732,14 +941,19 @@ int main(int argc, char **argv) {
       rows = strtoul(argv[++a], NULL, 10);
     else if (!strcmp(argv[a], "--machine") && a + 1 < argc)
       only_m = argv[++a];
+    else if (!strcmp(argv[a], "--detail"))
+      detail = 1;
     else if (!strcmp(argv[a], "--unit-bytes") && a + 1 < argc)
       unit_bytes = strtod(argv[++a], NULL);
     else {
       fprintf(stderr, "usage: teams-sim [--check] [--p N] [--rows N] "
-                      "[--machine NAME] [--unit-bytes B]\n");
+                      "[--machine NAME] [--unit-bytes B] [--detail]\n");
       return 2;
     }
   }
+  if (detail)
+    printf("--detail: per steal schedule, where the time above ideal "
+           "went besides scan and remote\n");
   printf("teams-sim: %zu rows of mean 64 units of %.0f ns, each with %.0f "
          "bytes of data + %.0f per unit; ratio = makespan / ideal; moved = "
          "bytes run away from their first-touch home, %% of all\n",
@@ -789,7 +1003,43 @@ int main(int argc, char **argv) {
                  100.0 * r->moved_node / r->bytes, 100.0 * r->scan_ns / pi_ns,
                  100.0 * r->remote_ns / pi_ns, rel,
                  r->ok ? "" : "  INVARIANT VIOLATED");
+          if (detail && k <= S_RANDOM) {
+            double per[3];
+            for (int t = 0; t < 3; t++)
+              per[t] = r->steals_tier[t]
+                         ? (double)r->units_tier[t] / (double)r->steals_tier[t]
+                         : 0;
+            printf("      above ideal, %% of p*ideal: fork %.1f, claims %.1f, "
+                   "scan %.1f, remote %.1f, idle at the end %.1f, join %.1f; "
+                   "last closing scan %.1f us; first cross-node steal at "
+                   "%.0f%% of ideal\n",
+                   100 * r->fork_ns / pi_ns, 100 * r->claim_ns / pi_ns,
+                   100 * r->scan_ns / pi_ns, 100 * r->remote_ns / pi_ns,
+                   100 * r->idle_ns / pi_ns, 100 * r->join_ns / pi_ns,
+                   r->last_scan_ns / 1000, 100 * r->first_remote / r->ideal);
+            printf("      LLC / node / other nodes: units per steal %.1f / "
+                   "%.1f / %.1f; probes of empty words %llu / %llu / %llu, "
+                   "of non-empty %llu / %llu / %llu; back-offs %llu / %llu / "
+                   "%llu\n",
+                   per[0], per[1], per[2],
+                   (unsigned long long)r->probes_tier[1][0],
+                   (unsigned long long)r->probes_tier[1][1],
+                   (unsigned long long)r->probes_tier[1][2],
+                   (unsigned long long)r->probes_tier[0][0],
+                   (unsigned long long)r->probes_tier[0][1],
+                   (unsigned long long)r->probes_tier[0][2],
+                   (unsigned long long)r->backoffs_tier[0],
+                   (unsigned long long)r->backoffs_tier[1],
+                   (unsigned long long)r->backoffs_tier[2]);
+          }
         }
+        if (u.topo->nnodes > 1)
+          printf("      %s: a schedule that ends balanced runs at least "
+                 "%.2f%% of the bytes off their node (%.3f of random's)\n",
+                 grid_names[g], 100.0 * u.min_node / res[S_RANDOM].bytes,
+                 res[S_RANDOM].moved_node > 0
+                     ? u.min_node / res[S_RANDOM].moved_node
+                     : 0.0);
         setup_free(&u);
       }
     }
