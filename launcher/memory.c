@@ -99,7 +99,9 @@ static int touch(void *base, size_t n, size_t elem, size_t grain, size_t p,
                           &t.p);
   if (rc < 0)
     return rc;
-  return tt_foreach_chunk(touch_chunk, &t, t.p, t.p);
+  /* Every participant touches its own block, polite or not: the pages stay
+   * where they land (team.c, TT__MODE_STATIC_ALL). */
+  return tt__team_run(touch_chunk, &t, t.p, t.p, TT__MODE_STATIC_ALL, NULL);
 }
 
 /* The page size of the rule for memory whose THP use is the system's. */

@@ -22,7 +22,12 @@ typedef enum tt__mode {
    * when the caller's f(ctx, 0) returns, and participants that have not
    * joined by then never run.  For schedules that rescue the work of
    * participants that did not start (the steal schedule). */
-  TT__MODE_EACH
+  TT__MODE_EACH,
+  /* TT__MODE_STATIC that never leaves a polite worker out (team.c, "Sharing
+   * the CPUs"): whenever the region runs on the team, chunk c runs on
+   * participant c, if need be after a wake-up that waits for a CPU.  For
+   * first touch, whose page placement outlasts that wait. */
+  TT__MODE_STATIC_ALL
 } tt__mode;
 
 /* The general entry point behind tt_foreach_chunk.  Applies the busy rule:

@@ -896,7 +896,7 @@ static void sync_reset(bool open, uint32_t gen) {
  * holder's share and waits for the region's end.  Precondition: the caller
  * holds the team; 2 <= p <= T.size; go from next_go (or the resync's). */
 static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
-                       size_t m, size_t p, tt__mode mode) {
+                       size_t m, size_t p, tt__mode mode, bool all) {
   region *r = &T.r;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T.running_gen, gen);
@@ -912,17 +912,18 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
     T.left_base = 0;
   }
 
-  /* Polite workers are left out (see the protocol), never in a resync,
-   * which every worker must see; a static region's chunks of those the
-   * holder runs itself, after its own. */
+  /* Polite workers are left out (see the protocol), never of a resync,
+   * which every worker must see, nor of a region that asked for all (first
+   * touch); a static region's chunks of those the holder runs itself,
+   * after its own. */
   uint64_t left_out[(TT_MAX_PARTICIPANTS + 63) / 64];
   size_t nleft_out = 0, handed = 0, asleep = 0;
   uint64_t now = 0;
-  bool resync = gen < 3;
+  all = all || gen < 3;
   for (size_t i = 1; i < p; i++) {
     worker *w = &T.workers[i];
     uint64_t until = tt_atomic_load_relaxed(&w->polite_until);
-    if (until != 0 && !resync && (now ? now : (now = tt__now_ns())) < until) {
+    if (until != 0 && !all && (now ? now : (now = tt__now_ns())) < until) {
       if (nleft_out++ == 0)
         memset(left_out, 0, sizeof(uint64_t) * ((p + 63) / 64));
       left_out[i / 64] |= (uint64_t)1 << (i % 64);
@@ -996,7 +997,7 @@ static uint32_t next_go(uint32_t flags) {
     size_t n = team_size();
     if (n > 1)
       run_region((T.resync_gen << GO_GEN_SHIFT) | GO_STATIC, noop_chunk, NULL,
-                 n, n, TT__MODE_STATIC);
+                 n, n, TT__MODE_STATIC, true);
     T.gen = 2;
   }
   T.gen++;
@@ -1005,9 +1006,9 @@ static uint32_t next_go(uint32_t flags) {
 
 /* Precondition: the caller holds the team; 2 <= p <= T.size. */
 static void run_parallel(void (*f)(void *, size_t), void *ctx, size_t m,
-                         size_t p, tt__mode mode) {
+                         size_t p, tt__mode mode, bool all) {
   run_region(next_go(mode == TT__MODE_STATIC ? GO_STATIC : 0), f, ctx, m, p,
-             mode);
+             mode, all);
 }
 
 static bool in_openmp_parallel(void) {
@@ -1018,6 +1019,9 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
                  tt__mode mode, int *parallel) {
   if (parallel)
     *parallel = 0;
+  bool all = mode == TT__MODE_STATIC_ALL;
+  if (all)
+    mode = TT__MODE_STATIC;
   if (mode == TT__MODE_EACH)
     m = p;
   if (m == 0)
@@ -1058,7 +1062,7 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     run_serial(f, ctx, m, mode);
     return 0;
   }
-  run_parallel(f, ctx, m, p, mode);
+  run_parallel(f, ctx, m, p, mode, all);
   release();
   if (parallel)
     *parallel = 1;

@@ -178,6 +178,18 @@ Test(wrap, polite_worker_left_out, .timeout = 60) {
     launch(3, 3);
     launch(40, 4);
   }
+  /* A region that asks for every worker (first touch) still gets it. */
+  for (int i = 0; i < 20; i++) {
+    region r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(tt__team_run(count, &r, 4, 4, TT__MODE_STATIC_ALL, NULL), 0);
+    for (size_t c = 0; c < 4; c++) {
+      cr_assert_eq(atomic_load(&r.runs[c]), 1);
+      cr_assert_eq(atomic_load(&r.where[c]), (int)c,
+                   "STATIC_ALL chunk %zu ran on participant %d", c,
+                   atomic_load(&r.where[c]));
+    }
+  }
   cr_assert_eq(tt__team_make_polite(2, 0), 0);
   polite_worker = 0;
   launch(4, 4);
