@@ -68,6 +68,15 @@ static inline void tt__block(size_t n, size_t p, size_t c, size_t *begin,
  * (UINT32_MAX only asks).  Starts the team; waits for it. */
 uint32_t tt__team_skip_to_wrap(uint32_t left);
 
+/* The defaults of TEAMS_TREE_MIN and TEAMS_TREE_K (team.c, "The tree"; the
+ * choice is explained there), shared with tools/teams-sim's cost model. */
+#define TT__TREE_MIN_DEFAULT 32
+#define TT__TREE_K_DEFAULT 2
+
+/* Regions of this many participants or more run along the team's tree
+ * (TEAMS_TREE_MIN, team.c's "The tree"); starts the team (0 if it cannot). */
+size_t tt__team_tree_min(void);
+
 /* CPU (PU os index) participant i is pinned to, or -1 when unpinned. */
 int tt__participant_cpu(size_t participant);
 

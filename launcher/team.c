@@ -12,9 +12,13 @@
  *   team.gen     the holder's generation counter (holder-only, plain), and
  *   team.running_gen  its copy for idle workers (relaxed; same line as owner,
  *                which the holder owns anyway after its CAS).
- *   worker.{f,ctx,m,p,mode}  the region's descriptor, copied by the holder
- *                into the line of each worker it hands the region to, so the
- *                worker gets it with its go word: one line moves, not two.
+ *   worker.{f,ctx,m,p,mode,hi,up,tree}  the region's descriptor, copied by
+ *                the holder (or a tree leader) into the line of each worker
+ *                it hands the region to, so the worker gets it with its go
+ *                word: one line moves, not two.
+ *   worker.done  the tree join's counter of a participant (workers[0]'s is
+ *                the holder's): reset by its owner, fetch_add by its
+ *                children in the tree.
  *   worker.go    one 32-bit futex word per worker, in that line:
  *                [gen:30 | STATIC:1 | SLEEP:1].  The holder exchanges it to
  *                (gen|mode) to hand the worker a region; the worker CASes
@@ -111,6 +115,41 @@
  * overcommitted): sleeping workers there would leave no one to take the
  * role once the contention ends, since a sleeper waits for a region.
  *
+ * The tree: publishing a region is p - 1 exchanges by the holder, and a
+ * static region's end p - 1 adds to `left`, so the critical path of a
+ * fork/join is O(p) line transfers (tens of us at 128-512 participants).
+ * A region of p >= team.tree_min participants (TEAMS_TREE_MIN, default 32)
+ * goes along a tree of branching k = team.tree_k (TEAMS_TREE_K, default 2)
+ * instead; smaller ones stay flat, as above.  hand_on: participant i with
+ * subtree [i, hi) (the holder: [0, p)) hands the region, with the holder's
+ * steps (descriptor, exchange, futex wake when the old word had SLEEP), to
+ * the first participant of each of min(k, hi - i - 1) runs that split
+ * i+1..hi-1 as tt__block does, longest first, giving each its run as its
+ * subtree (worker.hi) and i as its parent (worker.up).  The runs are
+ * participant numbers in order, which TEAMS_PIN=cores numbers along the
+ * topology (neighbours share an LLC), so a subtree is a set of neighbours;
+ * the critical path is at most 2 * ceil(log2 p) line transfers for k = 2
+ * (tools/teams-sim's fork/join table and --check).  A leader hands on
+ * before it runs its own chunk, and wakes its sleeping members itself
+ * (only the holder leaves wake-ups to the sentinel): a member asleep under
+ * a sleeping leader is woken once the leader is.  A leader reads its
+ * descriptor to hand on only when it may (below): in a static region
+ * before its report, in a greedy/each region after a join that succeeded
+ * and before it leaves (the holder waits for it, so no later region
+ * rewrites its members' lines meanwhile); a stale leader hands on nothing,
+ * and its members, like participants >= p, are not handed that region.
+ *   The join of a static tree region: each participant resets its own
+ * `done` before it hands on, runs its chunk, waits until `done` equals its
+ * number of children, then adds 1 to its parent's `done` and reads nothing
+ * of its descriptor after that; the holder waits for its own children.  So
+ * the holder's wait ends after every chunk, and every add precedes the
+ * region's end, so the next reset loses none.  It does not touch
+ * region.sync.  Greedy and each regions join, leave and close through
+ * region.sync as flat ones: only their hand-off goes along the tree.  The
+ * resync before a wrap is a static region on every worker, along the tree
+ * when the team is large enough (every static leader hands on, so every
+ * worker still sees its word); the shutdown's go word stays flat.
+ *
  * The busy rule: tt__team_run runs serially on the caller when it is inside
  * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
  * fails (unless TEAMS_BUSY=wait and the caller is not inside a chunk, then it
@@ -161,11 +200,13 @@
  *
  * The model: launcher/team.pml models this protocol for spin and
  * tests/model-check.sh checks it in the test suite (sleep mode, and sentinel
- * mode with -DSENTINEL_MODE, with mutants that must fail).  It covers
+ * mode with -DSENTINEL_MODE, the tree with -DTREE_MIN/-DTREE_K, with
+ * mutants that must fail).  It covers
  * try_take/take_waiting and release, run_parallel (next_go and its resync,
- * sync_reset, the descriptor hand-off, the exchange and wake, the
+ * sync_reset, hand_on: the descriptor hand-off, the exchange and wake, the
  * delegation to the sentinel, run_greedy's claims, the close and the
- * waits), worker_main (run_static, join, run_joined, the CAS to SLEEP and
+ * waits, the tree join), worker_main (run_static and its hand-on and tree
+ * join, join, run_joined and its hand-on, the CAS to SLEEP and
  * the futex loop), be_sentinel and wake_requested, and tt_team_shutdown; it
  * abstracts the clock (when a worker tries to sleep), `awake`, team.closing
  * (which only makes try_take fail more often), sched_yield and the memory
@@ -226,6 +267,17 @@ typedef struct worker {
   void *ctx;
   size_t m, p;
   tt__mode mode;
+  /* The tree (see "The tree" in the protocol): this worker's subtree is
+   * participants [id, hi), whose other members it hands the region on to
+   * (hi == id + 1: none, always so in the flat protocol); `up` is the
+   * participant whose `done` it adds to after a static chunk (tree set) or,
+   * flat, region.sync's `left`. */
+  size_t hi, up;
+  bool tree;
+  /* Tree join of a static region: this participant's children add 1 each,
+   * it waits for their number.  Reset by this participant before it hands
+   * the region on (workers[0].done is the holder's). */
+  _Atomic uint32_t done;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
   size_t id;
@@ -267,6 +319,8 @@ typedef struct team {
    * them; T.size, the workers actually made, is known only later). */
   size_t slots;
   bool sentinel_mode; /* TEAMS_IDLE=sentinel */
+  size_t tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
+  size_t tree_k;      /* ... use the tree, of branching TEAMS_TREE_K */
   tt__pin pin;
   size_t requested;
   double start_ms;
@@ -319,6 +373,21 @@ extern int omp_in_parallel(void) __attribute__((weak));
  * sentinel is the answer when that matters (wake 0.3-2 us). */
 #define TT_DEFAULT_SPIN_US 100.0
 
+/* Regions on this many participants or more are published and joined
+ * along the tree, of this branching (see "The tree" in the protocol).  The
+ * cost model of tools/teams-sim (its fork/join table) counts critical-path
+ * line transfers: flat p - 1, the tree with k = 2 at most 2 * ceil(log2 p)
+ * (2 log2 p - 2 at powers of two; k = 3 is within one of it up to 512, and
+ * checked by teams-sim --check).  They cross below 16, but a tree level
+ * also costs its leader's own notice of its go word and a handful of
+ * instructions, while the flat holder's exchanges overlap the workers'
+ * starts, so the tree starts at 32, where the model gives 8 transfers
+ * against 31; measurement on a machine that large should move it.  A
+ * 2-core machine never uses it unless TEAMS_TREE_MIN is set (the tests
+ * force it). */
+#define TT_DEFAULT_TREE_MIN TT__TREE_MIN_DEFAULT
+#define TT_DEFAULT_TREE_K TT__TREE_K_DEFAULT
+
 /* Polite mode (see the protocol): a gap this long between two looks at the
  * clock in the idle loop (normally 1-5 us apart) means the worker lost its
  * CPU, and the first polite period, which doubles up to the last. */
@@ -358,7 +427,92 @@ static int env_choice(const char *name, const char *const *choices, int dflt) {
 
 /* ---- workers ------------------------------------------------------------------- */
 
-static void run_static(worker *w) {
+static bool overcommitted(void);
+
+/* Wait until cond holds.  The holder (and a tree leader) waits for
+ * participants that are running chunks of unknown length: spin while that
+ * is cheap, then yield the CPU between looks (at once when the team is
+ * overcommitted: the CPU is what the participants it waits for need).  The
+ * clock is read once every 64 looks. */
+#define WAIT_UNTIL(cond)                                                       \
+  do {                                                                         \
+    uint64_t since_ = 0;                                                       \
+    for (unsigned k_ = 0; !(cond); k_++) {                                     \
+      if (k_ % 64 == 0 && k_ > 0 &&                                            \
+          (overcommitted() ||                                                  \
+           (since_ ? tt__now_ns() - since_ >= TT_POLITE_AFTER_NS               \
+                   : (since_ = tt__now_ns(), 0))))                             \
+        sched_yield();                                                         \
+      else                                                                     \
+        tt__cpu_relax();                                                       \
+    }                                                                          \
+  } while (0)
+
+/* What hand_on copies into a child's line (beside the child's subtree). */
+typedef struct desc {
+  void (*f)(void *, size_t);
+  void *ctx;
+  size_t m, p;
+  tt__mode mode;
+  bool tree;
+} desc;
+
+/* Hands the region described by d with go
+ * word `go` to the children of participant `me`, whose subtree is [me, hi):
+ * flat (d->tree false, me == 0), every participant 1..hi-1 with no subtree;
+ * tree, the first participant of each of min(k, hi - me - 1) runs that
+ * split me+1..hi-1 as tt__block does (the longer runs first, handed first),
+ * each with its run as its subtree.  For each child: its descriptor into its
+ * line, then the exchange of its go word, and a wake-up when the old word
+ * had SLEEP, which the holder in sentinel mode leaves to the sentinel
+ * (wake_req; *asleep counts them).  Returns the number of children. */
+static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
+                      size_t *asleep) {
+  size_t rest = hi - me - 1, kids = d->tree ? T.tree_k : rest;
+  if (kids > rest)
+    kids = rest;
+  for (size_t j = 0; j < kids; j++) {
+    size_t lo = me + 1 + j, end = lo + 1;
+    if (d->tree) {
+      tt__block(rest, kids, j, &lo, &end);
+      lo += me + 1;
+      end += me + 1;
+    }
+    worker *w = &T.workers[lo];
+    w->f = d->f;
+    w->ctx = d->ctx;
+    w->m = d->m;
+    w->p = d->p;
+    w->mode = d->mode;
+    w->hi = end;
+    w->up = me;
+    w->tree = d->tree;
+    uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
+    if (!(prev & GO_SLEEP))
+      continue;
+    if (asleep && T.sentinel_mode) {
+      tt_atomic_store_seq_cst(&w->wake_req, 1);
+      (*asleep)++;
+    } else {
+      tt__futex_wake(&w->go, 1);
+    }
+  }
+  return kids;
+}
+
+/* A static region's chunk on worker w, handed go word `go`: hand the region
+ * on to w's subtree first, then the chunk, then (tree) wait for the
+ * children's reports, and report: to `up`'s done (tree) or region.sync's
+ * `left` (flat).  Nothing of the descriptor is read after the report. */
+static void run_static(worker *w, uint32_t go) {
+  size_t kids = 0;
+  bool tree = w->tree;
+  _Atomic uint32_t *up = tree ? &T.workers[w->up].done : NULL;
+  if (w->hi > w->id + 1) {
+    desc d = {w->f, w->ctx, w->m, w->p, w->mode, true};
+    tt_atomic_store_relaxed(&w->done, 0);
+    kids = hand_on(w->id, w->hi, go, &d, NULL);
+  }
   tls_self = (int)w->id;
   tls_depth++;
   tls_parallel = true;
@@ -366,7 +520,13 @@ static void run_static(worker *w) {
   tls_parallel = false;
   tls_depth--;
   tls_self = -1;
-  tt_atomic_fetch_add_release(&T.r.sync, SYNC_LEFT_ONE);
+  if (!tree) {
+    tt_atomic_fetch_add_release(&T.r.sync, SYNC_LEFT_ONE);
+    return;
+  }
+  if (kids)
+    WAIT_UNTIL(tt_atomic_load_acquire(&w->done) == kids);
+  tt_atomic_fetch_add_release(up, 1);
 }
 
 /* Join a greedy/each region of generation gen; false when it is over (or a
@@ -401,8 +561,15 @@ static void run_greedy(void (*f)(void *, size_t), void *ctx, size_t m,
   }
 }
 
-/* Precondition: joined the region now in w's line. */
-static void run_joined(worker *w) {
+/* Precondition: joined the region now in w's line, of go word `go`.  The
+ * region is handed on to w's subtree (tree) while the join holds it open:
+ * the holder waits for this worker to leave, so no later region rewrites
+ * the children's lines meanwhile. */
+static void run_joined(worker *w, uint32_t go) {
+  if (w->hi > w->id + 1) {
+    desc d = {w->f, w->ctx, w->m, w->p, w->mode, true};
+    hand_on(w->id, w->hi, go, &d, NULL);
+  }
   tls_self = (int)w->id;
   tls_depth++;
   tls_parallel = true;
@@ -497,10 +664,10 @@ static void *worker_main(void *arg) {
         break;
       uint32_t gen = go >> GO_GEN_SHIFT;
       if (go & GO_STATIC) {
-        run_static(w);
+        run_static(w, go);
         ran = true;
       } else if (join(gen)) {
-        run_joined(w);
+        run_joined(w, go);
         ran = true;
       }
       ran_gen = gen;
@@ -628,6 +795,9 @@ static int start_locked(void) {
   tt_atomic_store_relaxed(&T.busy_wait, env_choice("TEAMS_BUSY", busy, 0) == 1);
   T.slots = n;
   T.sentinel_mode = env_choice("TEAMS_IDLE", idle, 0) == 1;
+  T.tree_min = (size_t)env_double("TEAMS_TREE_MIN", TT_DEFAULT_TREE_MIN, 2,
+                                  TT_MAX_PARTICIPANTS + 1);
+  T.tree_k = (size_t)env_double("TEAMS_TREE_K", TT_DEFAULT_TREE_K, 1, 64);
   T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
   T.spin_ns =
       (uint64_t)(env_double("TEAMS_SPIN_US", TT_DEFAULT_SPIN_US, 0, 1e7) * 1e3);
@@ -693,10 +863,11 @@ static int start_locked(void) {
     told = true;
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
-            "busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
+            "busy %s, pin %s, tree from %zu (k %zu), topology %.2f ms, "
+            "start %.2f ms%s%s\n",
             team_size(), T.requested, (double)T.spin_ns / 1e3,
             idle[T.sentinel_mode], busy[tt_atomic_load_relaxed(&T.busy_wait)],
-            pin[T.pin], topo_ms, T.start_ms,
+            pin[T.pin], T.tree_min, T.tree_k, topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
     char list[256];
     tt__cpulist_format(&cs.cpus, list, sizeof list);
@@ -816,25 +987,6 @@ static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
   tls_parallel = saved_parallel;
 }
 
-/* Wait until cond holds.  The holder waits for participants that are
- * running chunks of unknown length: spin while that is cheap, then yield the
- * CPU between looks (at once when the team is overcommitted: the CPU is
- * what the participants it waits for need).  The clock is read once every
- * 64 looks. */
-#define WAIT_UNTIL(cond)                                                       \
-  do {                                                                         \
-    uint64_t since_ = 0;                                                       \
-    for (unsigned k_ = 0; !(cond); k_++) {                                     \
-      if (k_ % 64 == 0 && k_ > 0 &&                                            \
-          (overcommitted() ||                                                  \
-           (since_ ? tt__now_ns() - since_ >= TT_POLITE_AFTER_NS               \
-                   : (since_ = tt__now_ns(), 0))))                             \
-        sched_yield();                                                         \
-      else                                                                     \
-        tt__cpu_relax();                                                       \
-    }                                                                          \
-  } while (0)
-
 /* Reset region.sync: `left` to 0, and when open, the generation to gen and
  * `closed` cleared; `active` is kept, for stale joiners may still undo their
  * add.  Precondition: the caller holds the team. */
@@ -854,37 +1006,27 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
   region *r = &T.r;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T.running_gen, gen);
+  bool tree = p >= T.tree_min;
   unsigned left_target = 0;
   if (mode == TT__MODE_STATIC) {
-    if (T.left_base + (p - 1) > 0xffffu) {
-      sync_reset(false, 0); /* `left` would carry into `closed` */
-      T.left_base = 0;
+    if (tree) {
+      tt_atomic_store_relaxed(&T.workers[0].done, 0);
+    } else {
+      if (T.left_base + (p - 1) > 0xffffu) {
+        sync_reset(false, 0); /* `left` would carry into `closed` */
+        T.left_base = 0;
+      }
+      left_target = T.left_base += (unsigned)(p - 1);
     }
-    left_target = T.left_base += (unsigned)(p - 1);
   } else {
     tt_atomic_store_relaxed(&r->next, 0);
     sync_reset(true, gen);
     T.left_base = 0;
   }
 
+  desc d = {f, ctx, m, p, mode, tree};
   size_t asleep = 0;
-  for (size_t i = 1; i < p; i++) {
-    worker *w = &T.workers[i];
-    w->f = f;
-    w->ctx = ctx;
-    w->m = m;
-    w->p = p;
-    w->mode = mode;
-    uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
-    if (!(prev & GO_SLEEP))
-      continue;
-    if (T.sentinel_mode) {
-      tt_atomic_store_seq_cst(&T.workers[i].wake_req, 1);
-      asleep++;
-    } else {
-      tt__futex_wake(&T.workers[i].go, 1);
-    }
-  }
+  size_t kids = hand_on(0, p, go, &d, &asleep);
   if (asleep) {
     tt_atomic_fetch_add_seq_cst(&T.wake_seq, 1);
     if (tt_atomic_load_seq_cst(&T.sentinel_id) == 0)
@@ -903,7 +1045,9 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
   tls_depth--;
   tls_self = -1;
 
-  if (mode == TT__MODE_STATIC) {
+  if (mode == TT__MODE_STATIC && tree) {
+    WAIT_UNTIL(tt_atomic_load_acquire(&T.workers[0].done) == kids);
+  } else if (mode == TT__MODE_STATIC) {
     WAIT_UNTIL(SYNC_LEFT(tt_atomic_load_acquire(&r->sync)) == left_target);
   } else {
     uint64_t w = tt_atomic_fetch_or_acq_rel(&r->sync, SYNC_CLOSED);
@@ -1010,6 +1154,10 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 /* ---- queries ------------------------------------------------------------------- */
 
 int tt_participant(void) { return tls_self; }
+
+size_t tt__team_tree_min(void) {
+  return ensure_started() == 0 ? T.tree_min : 0;
+}
 bool tt__region_parallel(void) { return tls_parallel; }
 
 size_t tt_team_size(void) {
