@@ -297,16 +297,13 @@ inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg) {
     }
 #endif
     if
-    :: prev & GO_SLEEP ->
-      if
-      :: h_deleg -> wake_req[lo] = 1; asleep = 1
+    :: (prev & GO_SLEEP) && h_deleg -> wake_req[lo] = 1; asleep = 1
 #ifdef MUT_TREE_NO_WAKE
-      :: !h_deleg && h_me != 0 /* a leader that leaves its member asleep */
-      :: !h_deleg && h_me == 0 -> futex_wake(lo)
+    :: (prev & GO_SLEEP) && !h_deleg && h_me != 0 /* leaves its member asleep */
+    :: (prev & GO_SLEEP) && !h_deleg && h_me == 0 -> futex_wake(lo)
 #else
-      :: else -> futex_wake(lo)
+    :: (prev & GO_SLEEP) && !h_deleg -> futex_wake(lo)
 #endif
-      fi
     :: else
     fi;
     atomic { prev = 0; lo = 0; i++ }
@@ -341,6 +338,24 @@ inline run_greedy(me, m, p) {
   od
 }
 
+/* run_joined (after the hand-on, if any) and the leave. */
+inline run_joined(me) {
+  if
+  :: atomic {
+       d_mode[me] == ST_EACH -> assert(d_gen[me] == g); CHUNK(me)
+     }
+  :: atomic { d_mode[me] != ST_EACH -> assert(d_gen[me] == g) };
+    run_greedy(me, d_m[me], d_p[me])
+  fi;
+  atomic { /* leave: fetch_sub(active) */
+    inuse[me] = 0;
+    assert(s_active > 0);
+    s_active--;
+    ok = 0;
+    g = 0
+  }
+}
+
 /* run_region, by the holder `me`, of go word gw (next_go's, or the
  * resync's); keep: leave the team held at the end (a resync, which a region
  * or the shutdown follows).  Precondition: me holds the team.  Locals are
@@ -349,13 +364,13 @@ inline run_greedy(me, m, p) {
 inline run_region(me, m, p, mode, keep) {
   atomic {
     g = GO_GEN(gw);
+    tr = (p >= TREE_MIN);
     c = 0;
     do /* ghost: the new region's chunk counts */
     :: c < MAXCH -> cnt[c] = 0; c++
     :: else -> c = 0; break
     od
   }
-  tr = (p >= TREE_MIN);
   if
   :: mode == ST_STATIC && tr -> done_cnt[0] = 0
   :: mode == ST_STATIC && !tr ->
@@ -513,7 +528,8 @@ proctype Holder(byte me) {
 proctype Worker(byte me) {
   byte seen_go, cur, g, c, j, k, b, seen;
   byte i, prev, kids, rest, lo, hi2;
-  bool ok, asleep;
+  byte ok; /* 0, 1; after a join, 2 for a leader */
+  bool asleep;
 top:
   atomic {
     cur = go[me]; /* load acquire */
@@ -550,28 +566,31 @@ top:
 #endif
        atomic { CHUNK(me) }
     fi;
+    /* The tree join: wait for the children, report up.  The last look at
+     * `done` and the report are one step: nobody else writes `done` then. */
     if
-    :: d_tree[me] -> /* the tree join: wait for the children, report up */
-#ifndef MUT_TREE_NO_CHILD_WAIT
-      done_cnt[me] == kids; /* WAIT_UNTIL */
-#endif
-      atomic {
-        inuse[me] = 0;
-#ifdef MUT_TREE_WRONG_COUNTER
-        done_cnt[0]++; /* to the holder's, not its leader's */
+    :: atomic {
+#ifdef MUT_TREE_NO_CHILD_WAIT
+         d_tree[me] -> /* reports before its children did */
 #else
-        done_cnt[d_up[me]]++;
+         d_tree[me] && (kids == 0 || done_cnt[me] == kids) -> /* WAIT_UNTIL */
 #endif
-        kids = 0;
-        g = 0
-      }
-    :: else ->
-      atomic {
-        inuse[me] = 0;
-        assert(s_left < LEFT_MAX); /* does not carry into `closed` */
-        s_left++;
-        g = 0
-      }
+         inuse[me] = 0;
+#ifdef MUT_TREE_WRONG_COUNTER
+         done_cnt[0]++; /* to the holder's, not its leader's */
+#else
+         done_cnt[d_up[me]]++;
+#endif
+         kids = 0;
+         g = 0
+       }
+    :: atomic {
+         !d_tree[me] -> /* flat: left++ */
+         inuse[me] = 0;
+         assert(s_left < LEFT_MAX); /* does not carry into `closed` */
+         s_left++;
+         g = 0
+       }
     fi
   :: else ->
     atomic { /* join: fetch_add(active), kept for our open region */
@@ -582,32 +601,18 @@ top:
       ok = (s_gen == g && !s_closed);
 #endif
       if
-      :: ok -> inuse[me] = 1
+      :: ok -> /* a leader (2) hands on first */
+        inuse[me] = 1;
+        ok = (d_hi[me] != me + 1 -> 2 : 1)
       :: else
       fi
     }
     if
-    :: ok -> /* run_joined: hand on to its subtree first */
-      if
-      :: d_hi[me] != me + 1 ->
-        hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0);
-        kids = 0
-      :: else
-      fi;
-      if
-      :: atomic {
-           d_mode[me] == ST_EACH -> assert(d_gen[me] == g); CHUNK(me)
-         }
-      :: atomic { d_mode[me] != ST_EACH -> assert(d_gen[me] == g) };
-        run_greedy(me, d_m[me], d_p[me])
-      fi;
-      atomic { /* leave: fetch_sub(active) */
-        inuse[me] = 0;
-        assert(s_active > 0);
-        s_active--;
-        ok = 0;
-        g = 0
-      }
+    :: ok == 2 -> /* run_joined: hand on to its subtree first */
+      hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0);
+      kids = 0;
+      run_joined(me)
+    :: ok == 1 -> run_joined(me)
     :: else -> /* a stale join: undo it */
 #ifdef MUT_TREE_STALE_FORWARD
       if /* hands on a region it did not join */
@@ -742,8 +747,9 @@ init {
   byte i;
   atomic {
     i = 1;
-    do
-    :: i <= NW -> run Worker(i); i++
+    do /* d_hi: a flat descriptor's value, so that the first hand-off of a
+        * flat region does not make states that differ only in it */
+    :: i <= NW -> d_hi[i] = i + 1; run Worker(i); i++
     :: else -> break
     od;
     i = 1;
