@@ -271,18 +271,24 @@ typedef struct worker {
    * participants [id, hi), whose other members it hands the region on to
    * (hi == id + 1: none, always so in the flat protocol); `up` is the
    * participant whose `done` it adds to after a static chunk (tree set) or,
-   * flat, region.sync's `left`. */
-  size_t hi, up;
+   * flat, region.sync's `left`.  Up to here the first 64 bytes: a flat
+   * hand-off moves one cache line (a descriptor that spilled into the next
+   * line cost ~50 ns per empty static launch of 2 in teams-bench). */
   bool tree;
+  size_t hi, up;
   /* Tree join of a static region: this participant's children add 1 each,
    * it waits for their number.  Reset by this participant before it hands
-   * the region on (workers[0].done is the holder's). */
+   * the region on (workers[0].done is the holder's).  In the next line,
+   * away from the go word its children's reports would otherwise steal. */
   _Atomic uint32_t done;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
   size_t id;
   int cpu;
 } worker;
+
+_Static_assert(offsetof(worker, up) + sizeof(size_t) <= 64,
+               "the go word and the descriptor share one cache line");
 
 typedef struct region {
   _Alignas(TT_CACHE_PAD) _Atomic uint64_t sync;
@@ -454,30 +460,25 @@ typedef struct desc {
   void *ctx;
   size_t m, p;
   tt__mode mode;
-  bool tree;
 } desc;
 
-/* Hands the region described by d with go
- * word `go` to the children of participant `me`, whose subtree is [me, hi):
- * flat (d->tree false, me == 0), every participant 1..hi-1 with no subtree;
- * tree, the first participant of each of min(k, hi - me - 1) runs that
- * split me+1..hi-1 as tt__block does (the longer runs first, handed first),
- * each with its run as its subtree.  For each child: its descriptor into its
- * line, then the exchange of its go word, and a wake-up when the old word
- * had SLEEP, which the holder in sentinel mode leaves to the sentinel
- * (wake_req; *asleep counts them).  Returns the number of children. */
+/* Hands the tree region described by d with go word `go` to the children
+ * of participant `me`, whose subtree is [me, hi): the first participant of
+ * each of min(k, hi - me - 1) runs that split me+1..hi-1 as tt__block does
+ * (the longer runs first, handed first), each with its run as its subtree.
+ * For each child: its descriptor into its line, then the exchange of its go
+ * word, and a wake-up when the old word had SLEEP, which the holder in
+ * sentinel mode leaves to the sentinel (wake_req; *asleep counts them).
+ * The flat protocol's hand-off is the same steps for every participant
+ * 1..p-1, inline in run_region.  Returns the number of children. */
 static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
                       size_t *asleep) {
-  size_t rest = hi - me - 1, kids = d->tree ? T.tree_k : rest;
-  if (kids > rest)
-    kids = rest;
+  size_t rest = hi - me - 1, kids = T.tree_k < rest ? T.tree_k : rest;
   for (size_t j = 0; j < kids; j++) {
-    size_t lo = me + 1 + j, end = lo + 1;
-    if (d->tree) {
-      tt__block(rest, kids, j, &lo, &end);
-      lo += me + 1;
-      end += me + 1;
-    }
+    size_t lo, end;
+    tt__block(rest, kids, j, &lo, &end);
+    lo += me + 1;
+    end += me + 1;
     worker *w = &T.workers[lo];
     w->f = d->f;
     w->ctx = d->ctx;
@@ -486,7 +487,7 @@ static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
     w->mode = d->mode;
     w->hi = end;
     w->up = me;
-    w->tree = d->tree;
+    w->tree = true;
     uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
@@ -508,8 +509,8 @@ static void run_static(worker *w, uint32_t go) {
   size_t kids = 0;
   bool tree = w->tree;
   _Atomic uint32_t *up = tree ? &T.workers[w->up].done : NULL;
-  if (w->hi > w->id + 1) {
-    desc d = {w->f, w->ctx, w->m, w->p, w->mode, true};
+  if (tree && w->hi > w->id + 1) {
+    desc d = {w->f, w->ctx, w->m, w->p, w->mode};
     tt_atomic_store_relaxed(&w->done, 0);
     kids = hand_on(w->id, w->hi, go, &d, NULL);
   }
@@ -566,8 +567,8 @@ static void run_greedy(void (*f)(void *, size_t), void *ctx, size_t m,
  * the holder waits for this worker to leave, so no later region rewrites
  * the children's lines meanwhile. */
 static void run_joined(worker *w, uint32_t go) {
-  if (w->hi > w->id + 1) {
-    desc d = {w->f, w->ctx, w->m, w->p, w->mode, true};
+  if (w->tree && w->hi > w->id + 1) {
+    desc d = {w->f, w->ctx, w->m, w->p, w->mode};
     hand_on(w->id, w->hi, go, &d, NULL);
   }
   tls_self = (int)w->id;
@@ -1024,9 +1025,32 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
     T.left_base = 0;
   }
 
-  desc d = {f, ctx, m, p, mode, tree};
-  size_t asleep = 0;
-  size_t kids = hand_on(0, p, go, &d, &asleep);
+  size_t asleep = 0, kids = 0;
+  if (tree) {
+    desc d = {f, ctx, m, p, mode};
+    kids = hand_on(0, p, go, &d, &asleep);
+  } else {
+    for (size_t i = 1; i < p; i++) { /* hand_on's steps, no subtree */
+      worker *w = &T.workers[i];
+      w->f = f;
+      w->ctx = ctx;
+      w->m = m;
+      w->p = p;
+      w->mode = mode;
+      w->tree = false;
+      w->hi = i + 1;
+      w->up = 0;
+      uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
+      if (!(prev & GO_SLEEP))
+        continue;
+      if (T.sentinel_mode) {
+        tt_atomic_store_seq_cst(&w->wake_req, 1);
+        asleep++;
+      } else {
+        tt__futex_wake(&w->go, 1);
+      }
+    }
+  }
   if (asleep) {
     tt_atomic_fetch_add_seq_cst(&T.wake_seq, 1);
     if (tt_atomic_load_seq_cst(&T.sentinel_id) == 0)
