@@ -21,6 +21,6 @@ add_test(NAME model-check
 # beside the other suites, where it gets less than a core.  The tree's
 # configurations added about 30% (241 -> 316 s, the two run side by side,
 # one core each); MODEL_JOBS=2 runs two searches at once (163 s alone,
-# largest search about 2.2 GB).
+# the largest search, sentinel-2w-2r, takes 2.6 GB).
 set_tests_properties(model-check PROPERTIES TIMEOUT 1200
   ENVIRONMENT "SPIN=${SPIN};CC=${CMAKE_C_COMPILER}")
