@@ -1,7 +1,8 @@
 /* teams-bench-child-teams: the team's side of every section, through the
  * public API only (tt_foreach_chunk, tt_foreach_range).  A child of
- * teams-bench, which runs it as "teams" (TEAMS_IDLE=sleep) and as
- * "teams-sentinel" (TEAMS_IDLE=sentinel). */
+ * teams-bench, which runs it as "teams" (TEAMS_IDLE=sleep), as
+ * "teams-sentinel" (TEAMS_IDLE=sentinel) and as "teams-tree"
+ * (TEAMS_TREE_MIN=2). */
 #include "bench.h"
 #include "teams/team.h"
 

@@ -45,6 +45,9 @@ typedef struct system_def {
 static const system_def systems[] = {
     {"teams", "teams-bench-child-teams", "TEAMS_IDLE=sleep"},
     {"teams-sentinel", "teams-bench-child-teams", "TEAMS_IDLE=sentinel"},
+    /* the tree forced on (TEAMS_TREE_MIN=2): for information where the team
+     * is below the default threshold, as on any machine of fewer than 32 */
+    {"teams-tree", "teams-bench-child-teams", "TEAMS_TREE_MIN=2"},
     {"libgomp", "teams-bench-child-libgomp", NULL},
     {"libomp", "teams-bench-child-libomp", NULL},
     {"oneTBB", "teams-bench-child-onetbb", NULL},
@@ -67,7 +70,7 @@ typedef struct section_def {
 
 static const section_def sections[] = {
     {"empty", "empty launch: static m == p, greedy m == 64", "libgomp", 7, 3, 0,
-     {"teams", "libgomp", "libomp", "oneTBB", NULL}},
+     {"teams", "teams-tree", "libgomp", "libomp", "oneTBB", NULL}},
     {"axpy", "axpy on 1e7 doubles against the STREAM triad limit", "libgomp", 5, 3, 0,
      {"teams", "libgomp", "libomp", "oneTBB", NULL}},
     {"grid", "uneven grids (4096 rows) and uniform axpy by schedule", "libgomp", 5, 3, 0,

@@ -79,6 +79,15 @@ uint32_t tt__team_skip_to_wrap(uint32_t left);
  * id not in 1 .. team size - 1.  Starts the team; waits for it. */
 int tt__team_make_polite(size_t w, uint64_t ns);
 
+/* The defaults of TEAMS_TREE_MIN and TEAMS_TREE_K (team.c, "The tree"; the
+ * choice is explained there), shared with tools/teams-sim's cost model. */
+#define TT__TREE_MIN_DEFAULT 32
+#define TT__TREE_K_DEFAULT 2
+
+/* Regions of this many participants or more run along the team's tree
+ * (TEAMS_TREE_MIN, team.c's "The tree"); starts the team (0 if it cannot). */
+size_t tt__team_tree_min(void);
+
 /* CPU (PU os index) participant i is pinned to, or -1 when unpinned. */
 int tt__participant_cpu(size_t participant);
 

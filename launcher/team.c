@@ -12,9 +12,13 @@
  *   team.gen     the holder's generation counter (holder-only, plain), and
  *   team.running_gen  its copy for idle workers (relaxed; same line as owner,
  *                which the holder owns anyway after its CAS).
- *   worker.{f,ctx,m,p,mode}  the region's descriptor, copied by the holder
- *                into the line of each worker it hands the region to, so the
- *                worker gets it with its go word: one line moves, not two.
+ *   worker.{f,ctx,m,p,mode,hi,up,tree}  the region's descriptor, copied by
+ *                the holder (or a tree leader) into the line of each worker
+ *                it hands the region to, so the worker gets it with its go
+ *                word: one line moves, not two.
+ *   worker.done  the tree join's counter of a participant (workers[0]'s is
+ *                the holder's): reset by its owner, fetch_add by its
+ *                children in the tree.
  *   worker.go    one 32-bit futex word per worker, in that line:
  *                [gen:30 | STATIC:1 | SLEEP:1].  The holder exchanges it to
  *                (gen|mode) to hand the worker a region; the worker CASes
@@ -121,6 +125,41 @@
  * overcommitted): sleeping workers there would leave no one to take the
  * role once the contention ends, since a sleeper waits for a region.
  *
+ * The tree: publishing a region is p - 1 exchanges by the holder, and a
+ * static region's end p - 1 adds to `left`, so the critical path of a
+ * fork/join is O(p) line transfers (tens of us at 128-512 participants).
+ * A region of p >= team.tree_min participants (TEAMS_TREE_MIN, default 32)
+ * goes along a tree of branching k = team.tree_k (TEAMS_TREE_K, default 2)
+ * instead; smaller ones stay flat, as above.  hand_on: participant i with
+ * subtree [i, hi) (the holder: [0, p)) hands the region, with the holder's
+ * steps (descriptor, exchange, futex wake when the old word had SLEEP), to
+ * the first participant of each of min(k, hi - i - 1) runs that split
+ * i+1..hi-1 as tt__block does, longest first, giving each its run as its
+ * subtree (worker.hi) and i as its parent (worker.up).  The runs are
+ * participant numbers in order, which TEAMS_PIN=cores numbers along the
+ * topology (neighbours share an LLC), so a subtree is a set of neighbours;
+ * the critical path is at most 2 * ceil(log2 p) line transfers for k = 2
+ * (tools/teams-sim's fork/join table and --check).  A leader hands on
+ * before it runs its own chunk, and wakes its sleeping members itself
+ * (only the holder leaves wake-ups to the sentinel): a member asleep under
+ * a sleeping leader is woken once the leader is.  A leader reads its
+ * descriptor to hand on only when it may (below): in a static region
+ * before its report, in a greedy/each region after a join that succeeded
+ * and before it leaves (the holder waits for it, so no later region
+ * rewrites its members' lines meanwhile); a stale leader hands on nothing,
+ * and its members, like participants >= p, are not handed that region.
+ *   The join of a static tree region: each participant resets its own
+ * `done` before it hands on, runs its chunk, waits until `done` equals its
+ * number of children, then adds 1 to its parent's `done` and reads nothing
+ * of its descriptor after that; the holder waits for its own children.  So
+ * the holder's wait ends after every chunk, and every add precedes the
+ * region's end, so the next reset loses none.  It does not touch
+ * region.sync.  Greedy and each regions join, leave and close through
+ * region.sync as flat ones: only their hand-off goes along the tree.  The
+ * resync before a wrap is a static region on every worker, along the tree
+ * when the team is large enough (every static leader hands on, so every
+ * worker still sees its word); the shutdown's go word stays flat.
+ *
  * The busy rule: tt__team_run runs serially on the caller when it is inside
  * a chunk (nesting), inside an OpenMP parallel region, or when CAS on owner
  * fails (unless TEAMS_BUSY=wait and the caller is not inside a chunk, then it
@@ -171,11 +210,14 @@
  *
  * The model: launcher/team.pml models this protocol for spin and
  * tests/model-check.sh checks it in the test suite (sleep mode, and sentinel
- * mode with -DSENTINEL_MODE, with mutants that must fail).  It covers
+ * mode with -DSENTINEL_MODE, the tree with -DTREE_MIN/-DTREE_K, with
+ * mutants that must fail).  It covers
  * try_take/take_waiting and release, run_parallel (next_go and its resync,
- * sync_reset, the descriptor hand-off, the exchange and wake, the
+ * sync_reset, hand_on: the descriptor hand-off, the exchange and wake, the
  * delegation to the sentinel, run_greedy's claims, the close and the
- * waits, and with -DLEAVE_OUT the leaving out of polite workers), worker_main (run_static, join, run_joined, the CAS to SLEEP and
+ * waits, the tree join, and with -DLEAVE_OUT the leaving out of polite
+ * workers), worker_main (run_static and its hand-on and tree
+ * join, join, run_joined and its hand-on, the CAS to SLEEP and
  * the futex loop), be_sentinel and wake_requested, and tt_team_shutdown; it
  * abstracts the clock (when a worker tries to sleep), `awake`, team.closing
  * (which only makes try_take fail more often), sched_yield and the memory
@@ -236,7 +278,22 @@ typedef struct worker {
   void *ctx;
   size_t m, p;
   tt__mode mode;
-  /* Polite mode: the end of this worker's polite period (tt__now_ns), or 0.
+  /* The tree (see "The tree" in the protocol): this worker's subtree is
+   * participants [id, hi), whose other members it hands the region on to
+   * (hi == id + 1: none, always so in the flat protocol); `up` is the
+   * participant whose `done` it adds to after a static chunk (tree set) or,
+   * flat, region.sync's `left`.  Up to here the first 64 bytes: a flat
+   * hand-off moves one cache line (a descriptor that spilled into the next
+   * line cost ~50 ns per empty static launch of 2 in teams-bench). */
+  bool tree;
+  size_t hi, up;
+  /* Tree join of a static region: this participant's children add 1 each,
+   * it waits for their number.  Reset by this participant before it hands
+   * the region on (workers[0].done is the holder's).  In the next line,
+   * away from the go word its children's reports would otherwise steal. */
+  _Atomic uint32_t done;
+  /* Polite mode (in the second line, which the flat hand-off does not
+   * write): the end of this worker's polite period (tt__now_ns), or 0.
    * Written (relaxed) by the worker when it loses its CPU, read (relaxed) by
    * the holder before it hands a region over: a worker in its period is
    * left out (run_region).  Either value is safe to act on. */
@@ -250,6 +307,9 @@ typedef struct worker {
   size_t id;
   int cpu;
 } worker;
+
+_Static_assert(offsetof(worker, up) + sizeof(size_t) <= 64,
+               "the go word and the descriptor share one cache line");
 
 typedef struct region {
   _Alignas(TT_CACHE_PAD) _Atomic uint64_t sync;
@@ -287,6 +347,8 @@ typedef struct team {
   size_t slots;
   bool sentinel_mode; /* TEAMS_IDLE=sentinel */
   bool polite;        /* polite mode: TEAMS_POLITE=on (default), not sentinel */
+  size_t tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
+  size_t tree_k;      /* ... use the tree, of branching TEAMS_TREE_K */
   tt__pin pin;
   size_t requested;
   double start_ms;
@@ -339,6 +401,21 @@ extern int omp_in_parallel(void) __attribute__((weak));
  * sentinel is the answer when that matters (wake 0.3-2 us). */
 #define TT_DEFAULT_SPIN_US 100.0
 
+/* Regions on this many participants or more are published and joined
+ * along the tree, of this branching (see "The tree" in the protocol).  The
+ * cost model of tools/teams-sim (its fork/join table) counts critical-path
+ * line transfers: flat p - 1, the tree with k = 2 at most 2 * ceil(log2 p)
+ * (2 log2 p - 2 at powers of two; k = 3 is within one of it up to 512, and
+ * checked by teams-sim --check).  They cross below 16, but a tree level
+ * also costs its leader's own notice of its go word and a handful of
+ * instructions, while the flat holder's exchanges overlap the workers'
+ * starts, so the tree starts at 32, where the model gives 8 transfers
+ * against 31; measurement on a machine that large should move it.  A
+ * 2-core machine never uses it unless TEAMS_TREE_MIN is set (the tests
+ * force it). */
+#define TT_DEFAULT_TREE_MIN TT__TREE_MIN_DEFAULT
+#define TT_DEFAULT_TREE_K TT__TREE_K_DEFAULT
+
 /* Polite mode (see the protocol): a gap this long between two looks at the
  * clock in the idle loop (normally 1-5 us apart) means the worker lost its
  * CPU, and the first polite period, which doubles up to the last. */
@@ -378,7 +455,87 @@ static int env_choice(const char *name, const char *const *choices, int dflt) {
 
 /* ---- workers ------------------------------------------------------------------- */
 
-static void run_static(worker *w) {
+static bool overcommitted(void);
+
+/* Wait until cond holds.  The holder (and a tree leader) waits for
+ * participants that are running chunks of unknown length: spin while that
+ * is cheap, then yield the CPU between looks (at once when the team is
+ * overcommitted: the CPU is what the participants it waits for need).  The
+ * clock is read once every 64 looks. */
+#define WAIT_UNTIL(cond)                                                       \
+  do {                                                                         \
+    uint64_t since_ = 0;                                                       \
+    for (unsigned k_ = 0; !(cond); k_++) {                                     \
+      if (k_ % 64 == 0 && k_ > 0 &&                                            \
+          (overcommitted() ||                                                  \
+           (since_ ? tt__now_ns() - since_ >= TT_POLITE_AFTER_NS               \
+                   : (since_ = tt__now_ns(), 0))))                             \
+        sched_yield();                                                         \
+      else                                                                     \
+        tt__cpu_relax();                                                       \
+    }                                                                          \
+  } while (0)
+
+/* What hand_on copies into a child's line (beside the child's subtree). */
+typedef struct desc {
+  void (*f)(void *, size_t);
+  void *ctx;
+  size_t m, p;
+  tt__mode mode;
+} desc;
+
+/* Hands the tree region described by d with go word `go` to the children
+ * of participant `me`, whose subtree is [me, hi): the first participant of
+ * each of min(k, hi - me - 1) runs that split me+1..hi-1 as tt__block does
+ * (the longer runs first, handed first), each with its run as its subtree.
+ * For each child: its descriptor into its line, then the exchange of its go
+ * word, and a wake-up when the old word had SLEEP, which the holder in
+ * sentinel mode leaves to the sentinel (wake_req; *asleep counts them).
+ * The flat protocol's hand-off is the same steps for every participant
+ * 1..p-1, inline in run_region.  Returns the number of children. */
+static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
+                      size_t *asleep) {
+  size_t rest = hi - me - 1, kids = T.tree_k < rest ? T.tree_k : rest;
+  for (size_t j = 0; j < kids; j++) {
+    size_t lo, end;
+    tt__block(rest, kids, j, &lo, &end);
+    lo += me + 1;
+    end += me + 1;
+    worker *w = &T.workers[lo];
+    w->f = d->f;
+    w->ctx = d->ctx;
+    w->m = d->m;
+    w->p = d->p;
+    w->mode = d->mode;
+    w->hi = end;
+    w->up = me;
+    w->tree = true;
+    uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
+    if (!(prev & GO_SLEEP))
+      continue;
+    if (asleep && T.sentinel_mode) {
+      tt_atomic_store_seq_cst(&w->wake_req, 1);
+      (*asleep)++;
+    } else {
+      tt__futex_wake(&w->go, 1);
+    }
+  }
+  return kids;
+}
+
+/* A static region's chunk on worker w, handed go word `go`: hand the region
+ * on to w's subtree first, then the chunk, then (tree) wait for the
+ * children's reports, and report: to `up`'s done (tree) or region.sync's
+ * `left` (flat).  Nothing of the descriptor is read after the report. */
+static void run_static(worker *w, uint32_t go) {
+  size_t kids = 0;
+  bool tree = w->tree;
+  _Atomic uint32_t *up = tree ? &T.workers[w->up].done : NULL;
+  if (tree && w->hi > w->id + 1) {
+    desc d = {w->f, w->ctx, w->m, w->p, w->mode};
+    tt_atomic_store_relaxed(&w->done, 0);
+    kids = hand_on(w->id, w->hi, go, &d, NULL);
+  }
   tls_self = (int)w->id;
   tls_depth++;
   tls_parallel = true;
@@ -386,7 +543,13 @@ static void run_static(worker *w) {
   tls_parallel = false;
   tls_depth--;
   tls_self = -1;
-  tt_atomic_fetch_add_release(&T.r.sync, SYNC_LEFT_ONE);
+  if (!tree) {
+    tt_atomic_fetch_add_release(&T.r.sync, SYNC_LEFT_ONE);
+    return;
+  }
+  if (kids)
+    WAIT_UNTIL(tt_atomic_load_acquire(&w->done) == kids);
+  tt_atomic_fetch_add_release(up, 1);
 }
 
 /* Join a greedy/each region of generation gen; false when it is over (or a
@@ -421,8 +584,15 @@ static void run_greedy(void (*f)(void *, size_t), void *ctx, size_t m,
   }
 }
 
-/* Precondition: joined the region now in w's line. */
-static void run_joined(worker *w) {
+/* Precondition: joined the region now in w's line, of go word `go`.  The
+ * region is handed on to w's subtree (tree) while the join holds it open:
+ * the holder waits for this worker to leave, so no later region rewrites
+ * the children's lines meanwhile. */
+static void run_joined(worker *w, uint32_t go) {
+  if (w->tree && w->hi > w->id + 1) {
+    desc d = {w->f, w->ctx, w->m, w->p, w->mode};
+    hand_on(w->id, w->hi, go, &d, NULL);
+  }
   tls_self = (int)w->id;
   tls_depth++;
   tls_parallel = true;
@@ -518,10 +688,10 @@ static void *worker_main(void *arg) {
         break;
       uint32_t gen = go >> GO_GEN_SHIFT;
       if (go & GO_STATIC) {
-        run_static(w);
+        run_static(w, go);
         ran = true;
       } else if (join(gen)) {
-        run_joined(w);
+        run_joined(w, go);
         ran = true;
       }
       ran_gen = gen;
@@ -659,6 +829,9 @@ static int start_locked(void) {
   T.sentinel_mode = env_choice("TEAMS_IDLE", idle, 0) == 1;
   static const char *const onoff[] = {"on", "off", NULL};
   T.polite = !T.sentinel_mode && env_choice("TEAMS_POLITE", onoff, 0) == 0;
+  T.tree_min = (size_t)env_double("TEAMS_TREE_MIN", TT_DEFAULT_TREE_MIN, 2,
+                                  TT_MAX_PARTICIPANTS + 1);
+  T.tree_k = (size_t)env_double("TEAMS_TREE_K", TT_DEFAULT_TREE_K, 1, 64);
   T.pin = (tt__pin)env_choice("TEAMS_PIN", pin, 0);
   T.spin_ns =
       (uint64_t)(env_double("TEAMS_SPIN_US", TT_DEFAULT_SPIN_US, 0, 1e7) * 1e3);
@@ -724,11 +897,12 @@ static int start_locked(void) {
     told = true;
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
-            "polite %s, busy %s, pin %s, topology %.2f ms, start %.2f ms%s%s\n",
+            "polite %s, busy %s, pin %s, tree from %zu (k %zu), topology %.2f ms, "
+            "start %.2f ms%s%s\n",
             team_size(), T.requested, (double)T.spin_ns / 1e3,
             idle[T.sentinel_mode], T.polite ? "on" : "off",
             busy[tt_atomic_load_relaxed(&T.busy_wait)],
-            pin[T.pin], topo_ms, T.start_ms,
+            pin[T.pin], T.tree_min, T.tree_k, topo_ms, T.start_ms,
             T.degraded[0] ? ", degraded: " : "", T.degraded);
     char list[256];
     tt__cpulist_format(&cs.cpus, list, sizeof list);
@@ -862,25 +1036,6 @@ static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
   tls_parallel = saved_parallel;
 }
 
-/* Wait until cond holds.  The holder waits for participants that are
- * running chunks of unknown length: spin while that is cheap, then yield the
- * CPU between looks (at once when the team is overcommitted: the CPU is
- * what the participants it waits for need).  The clock is read once every
- * 64 looks. */
-#define WAIT_UNTIL(cond)                                                       \
-  do {                                                                         \
-    uint64_t since_ = 0;                                                       \
-    for (unsigned k_ = 0; !(cond); k_++) {                                     \
-      if (k_ % 64 == 0 && k_ > 0 &&                                            \
-          (overcommitted() ||                                                  \
-           (since_ ? tt__now_ns() - since_ >= TT_POLITE_AFTER_NS               \
-                   : (since_ = tt__now_ns(), 0))))                             \
-        sched_yield();                                                         \
-      else                                                                     \
-        tt__cpu_relax();                                                       \
-    }                                                                          \
-  } while (0)
-
 /* Reset region.sync: `left` to 0, and when open, the generation to gen and
  * `closed` cleared; `active` is kept, for stale joiners may still undo their
  * add.  Precondition: the caller holds the team. */
@@ -900,11 +1055,16 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
   region *r = &T.r;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T.running_gen, gen);
+  bool tree = p >= T.tree_min;
   unsigned left_target = 0;
   if (mode == TT__MODE_STATIC) {
-    if (T.left_base + (p - 1) > 0xffffu) {
-      sync_reset(false, 0); /* `left` would carry into `closed` */
-      T.left_base = 0;
+    if (tree) {
+      tt_atomic_store_relaxed(&T.workers[0].done, 0);
+    } else {
+      if (T.left_base + (p - 1) > 0xffffu) {
+        sync_reset(false, 0); /* `left` would carry into `closed` */
+        T.left_base = 0;
+      }
     }
   } else {
     tt_atomic_store_relaxed(&r->next, 0);
@@ -912,38 +1072,47 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
     T.left_base = 0;
   }
 
-  /* Polite workers are left out (see the protocol), never of a resync,
-   * which every worker must see, nor of a region that asked for all (first
-   * touch); a static region's chunks of those the holder runs itself,
-   * after its own. */
+  /* Flat: polite workers are left out (see the protocol), never of a
+   * resync, which every worker must see, nor of a region that asked for all
+   * (first touch); a static region's chunks of those the holder runs
+   * itself, after its own.  The tree leaves no one out: a leader carries
+   * its subtree, and a wait for it is a wait for them all. */
   uint64_t left_out[(TT_MAX_PARTICIPANTS + 63) / 64];
-  size_t nleft_out = 0, handed = 0, asleep = 0;
+  size_t nleft_out = 0, handed = 0, asleep = 0, kids = 0;
   uint64_t now = 0;
   all = all || gen < 3;
-  for (size_t i = 1; i < p; i++) {
-    worker *w = &T.workers[i];
-    uint64_t until = tt_atomic_load_relaxed(&w->polite_until);
-    if (until != 0 && !all && (now ? now : (now = tt__now_ns())) < until) {
-      if (nleft_out++ == 0)
-        memset(left_out, 0, sizeof(uint64_t) * ((p + 63) / 64));
-      left_out[i / 64] |= (uint64_t)1 << (i % 64);
-      continue;
-    }
-    handed++;
-    w->f = f;
-    w->ctx = ctx;
-    w->m = m;
-    w->p = p;
-    w->mode = mode;
-    uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
-    if (!(prev & GO_SLEEP))
-      continue;
-    if (T.sentinel_mode) {
-      tt_atomic_store_seq_cst(&T.workers[i].wake_req, 1);
-      asleep++;
-    } else {
-      tt_atomic_store_relaxed(&w->woke_at, now ? now : (now = tt__now_ns()));
-      tt__futex_wake(&T.workers[i].go, 1);
+  if (tree) {
+    desc d = {f, ctx, m, p, mode};
+    kids = hand_on(0, p, go, &d, &asleep);
+  } else {
+    for (size_t i = 1; i < p; i++) { /* hand_on's steps, no subtree */
+      worker *w = &T.workers[i];
+      uint64_t until = tt_atomic_load_relaxed(&w->polite_until);
+      if (until != 0 && !all && (now ? now : (now = tt__now_ns())) < until) {
+        if (nleft_out++ == 0)
+          memset(left_out, 0, sizeof(uint64_t) * ((p + 63) / 64));
+        left_out[i / 64] |= (uint64_t)1 << (i % 64);
+        continue;
+      }
+      handed++;
+      w->f = f;
+      w->ctx = ctx;
+      w->m = m;
+      w->p = p;
+      w->mode = mode;
+      w->tree = false;
+      w->hi = i + 1;
+      w->up = 0;
+      uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
+      if (!(prev & GO_SLEEP))
+        continue;
+      if (T.sentinel_mode) {
+        tt_atomic_store_seq_cst(&w->wake_req, 1);
+        asleep++;
+      } else {
+        tt_atomic_store_relaxed(&w->woke_at, now ? now : (now = tt__now_ns()));
+        tt__futex_wake(&w->go, 1);
+      }
     }
   }
   if (asleep) {
@@ -951,7 +1120,7 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
     if (tt_atomic_load_seq_cst(&T.sentinel_id) == 0)
       wake_requested(p);
   }
-  if (mode == TT__MODE_STATIC)
+  if (mode == TT__MODE_STATIC && !tree)
     left_target = T.left_base += (unsigned)handed;
 
   tls_self = 0;
@@ -970,7 +1139,9 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
   tls_depth--;
   tls_self = -1;
 
-  if (mode == TT__MODE_STATIC) {
+  if (mode == TT__MODE_STATIC && tree) {
+    WAIT_UNTIL(tt_atomic_load_acquire(&T.workers[0].done) == kids);
+  } else if (mode == TT__MODE_STATIC) {
     WAIT_UNTIL(SYNC_LEFT(tt_atomic_load_acquire(&r->sync)) == left_target);
   } else {
     uint64_t w = tt_atomic_fetch_or_acq_rel(&r->sync, SYNC_CLOSED);
@@ -1080,6 +1251,10 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 /* ---- queries ------------------------------------------------------------------- */
 
 int tt_participant(void) { return tls_self; }
+
+size_t tt__team_tree_min(void) {
+  return ensure_started() == 0 ? T.tree_min : 0;
+}
 bool tt__region_parallel(void) { return tls_parallel; }
 
 size_t tt_team_size(void) {

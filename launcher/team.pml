@@ -38,7 +38,16 @@
  *     times per run, at any moment (overcommitted), scan once more); the
  *     holder's delegation (wake_req = 1 for each sleeper its exchange found,
  *     fetch_add(wake_seq), load team.sentinel_id, and when it is 0,
- *     wake_requested itself).
+ *     wake_requested itself);
+ *   - the tree (team.c's "The tree"), for regions of TREE_MIN participants
+ *     or more (TEAMS_TREE_MIN; by default never here), branching TREE_K:
+ *     hand_on, by the holder and by every leader (the split of a subtree
+ *     into runs, the child's descriptor with its subtree and parent, the
+ *     exchange and the wake-up; only the holder delegates to the
+ *     sentinel); a static leader's reset of its `done`, its hand-on, its
+ *     chunk, the wait for its children and the report to its parent's
+ *     `done`; a greedy/each leader's hand-on after its join, before its
+ *     run and its leave; the holder's wait for its own children's reports.
  * Abstracted: the clock and everything that only decides *when* a worker
  * tries to sleep (spin_ns, the deadline push while team.running_gen names
  * the region it ran, `awake` and overcommitted(), sched_yield): here a
@@ -83,6 +92,15 @@
  * (no scan after resigning) is caught only while nothing else scans: once a
  * new sentinel scans when it takes the role, a wake-up left by a resigning
  * sentinel is late, not lost (a worker that idles takes the role).
+ * The tree's mutations, caught in tree-2w-3r-k1's configuration:
+ * MUT_TREE_NO_WAKE (a leader exchanges a member's go word but leaves it
+ * asleep), MUT_TREE_WRONG_COUNTER (a member reports to the holder's `done`,
+ * not its leader's), MUT_TREE_NO_CHILD_WAIT (a leader reports before its
+ * members did), MUT_TREE_LATE_RESET (a leader resets its `done` after
+ * handing on: a quick member's report is lost), MUT_TREE_STALE_FORWARD (a
+ * leader whose join was stale hands on anyway, reading a descriptor that is
+ * not its own any more).  A leader that runs its chunk before handing on is
+ * slower, not wrong: no mutant.
  *
  * Polite mode (-DLEAVE_OUT): the holder may leave any worker out of a
  * region (team.c decides by the worker's polite period, which the model
@@ -133,6 +151,21 @@
 #define GENMOD 64
 #endif
 
+/* The tree (team.c's "The tree"): regions of TREE_MIN participants or more
+ * are handed on along a tree of branching TREE_K (TEAMS_TREE_MIN and
+ * TEAMS_TREE_K); by default never. */
+#ifndef TREE_MIN
+#define TREE_MIN 255
+#endif
+#ifndef TREE_K
+#define TREE_K 2
+#endif
+#ifdef SENTINEL_MODE
+#define DELEG 1 /* the holder leaves wake-ups to the sentinel */
+#else
+#define DELEG 0
+#endif
+
 #define NP (NW + 1)
 #if M > NW + 1
 #define MAXCH M
@@ -167,6 +200,13 @@ byte go[NP];
 byte d_m[NP];
 byte d_p[NP];
 byte d_mode[NP];
+/* the tree's part of the descriptor: subtree [w, d_hi[w]), the participant
+ * to report to, tree or flat; and each participant's `done` (0: the
+ * holder's, workers[0].done in team.c) */
+byte d_hi[NP];
+byte d_up[NP];
+bool d_tree[NP];
+byte done_cnt[NP];
 /* sentinel mode: team.sentinel_id, worker.wake_req, and team.wake_seq as
  * the sentinel sees it: `poked` is 1 when wake_seq moved since the sentinel
  * last loaded it.  Only the sentinel loads wake_seq and there is at most one
@@ -219,6 +259,74 @@ inline wake_requested(upto) {
   od
 }
 
+/* hand_on, by participant `me` (0: the holder) whose subtree is [me, hi), of
+ * the region of generation g, go word gw: flat (tr 0, me 0), every
+ * participant 1..hi-1; tree, the first participant of each of min(TREE_K,
+ * hi - me - 1) runs that split me+1..hi-1 as tt__block does, with its run as
+ * its subtree.  For each: the descriptor, the exchange of its go word, and
+ * the wake-up when the old word had SLEEP (deleg: left to the sentinel).
+ * Leaves the number of children in kids. */
+inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg, h_lout) {
+  atomic {
+    assert(h_me == 0 || d_gen[h_me] == g); /* reads its own descriptor */
+    rest = h_hi - h_me - 1;
+    kids = (h_tr -> TREE_K : rest);
+    if
+    :: kids > rest -> kids = rest
+    :: else
+    fi;
+    i = 0
+  }
+  do
+#ifdef LEAVE_OUT
+  /* polite mode, flat only: the holder may leave out any worker (team.c
+   * decides by its polite period); never in a resync (h_lout 0), which
+   * every worker must see */
+  :: i < kids && !h_tr && h_lout -> atomic { lout = lout | (1 << (h_me + 1 + i)); i++ }
+#endif
+  :: i < kids ->
+    atomic { /* the child's run, and its descriptor: plain stores into its line */
+      if
+      :: h_tr ->
+        lo = i * (rest / kids) + (i < rest % kids -> i : rest % kids);
+        hi2 = lo + rest / kids + (i < rest % kids -> 1 : 0) + h_me + 1;
+        lo = lo + h_me + 1
+      :: else -> lo = h_me + 1 + i; hi2 = lo + 1
+      fi;
+      assert(!inuse[lo]);
+      d_gen[lo] = g;
+      d_m[lo] = h_m;
+      d_p[lo] = h_p;
+      d_mode[lo] = h_mode;
+      d_hi[lo] = hi2;
+      d_up[lo] = h_me;
+      d_tree[lo] = h_tr;
+      hi2 = 0
+    }
+#ifdef MUT_STORE_GO
+    prev = go[lo];
+    go[lo] = h_gw;
+#else
+    atomic {
+      prev = go[lo];
+      go[lo] = h_gw
+    }
+#endif
+    if
+    :: (prev & GO_SLEEP) && h_deleg -> wake_req[lo] = 1; asleep = 1
+#ifdef MUT_TREE_NO_WAKE
+    :: (prev & GO_SLEEP) && !h_deleg && h_me != 0 /* leaves its member asleep */
+    :: (prev & GO_SLEEP) && !h_deleg && h_me == 0 -> futex_wake(lo)
+#else
+    :: (prev & GO_SLEEP) && !h_deleg -> futex_wake(lo)
+#endif
+    :: else
+    fi;
+    atomic { prev = 0; lo = 0; i++ }
+  :: else -> atomic { i = 0; rest = 0; break }
+  od
+}
+
 /* run_greedy by participant `me` (0: the holder) of a region of m chunks on
  * p participants: one step per claim, which runs the claimed batch. */
 inline run_greedy(me, m, p) {
@@ -246,6 +354,24 @@ inline run_greedy(me, m, p) {
   od
 }
 
+/* run_joined (after the hand-on, if any) and the leave. */
+inline run_joined(me) {
+  if
+  :: atomic {
+       d_mode[me] == ST_EACH -> assert(d_gen[me] == g); CHUNK(me)
+     }
+  :: atomic { d_mode[me] != ST_EACH -> assert(d_gen[me] == g) };
+    run_greedy(me, d_m[me], d_p[me])
+  fi;
+  atomic { /* leave: fetch_sub(active) */
+    inuse[me] = 0;
+    assert(s_active > 0);
+    s_active--;
+    ok = 0;
+    g = 0
+  }
+}
+
 /* run_region, by the holder `me`, of go word gw (next_go's, or the
  * resync's); keep: leave the team held at the end (a resync, which a region
  * or the shutdown follows).  Precondition: me holds the team.  Locals are
@@ -254,6 +380,7 @@ inline run_greedy(me, m, p) {
 inline run_region(me, m, p, mode, keep) {
   atomic {
     g = GO_GEN(gw);
+    tr = (p >= TREE_MIN);
     c = 0;
     do /* ghost: the new region's chunk counts */
     :: c < MAXCH -> cnt[c] = 0; c++
@@ -261,7 +388,8 @@ inline run_region(me, m, p, mode, keep) {
     od
   }
   if
-  :: mode == ST_STATIC ->
+  :: mode == ST_STATIC && tr -> done_cnt[0] = 0
+  :: mode == ST_STATIC && !tr ->
     if
     :: left_base + p - 1 > LEFT_MAX ->
 #ifndef MUT_NO_LEFT_RESET
@@ -282,48 +410,11 @@ inline run_region(me, m, p, mode, keep) {
     }
     left_base = 0
   fi;
-  i = 1;
-  do
-#ifdef LEAVE_OUT
-  /* polite mode: a worker in its polite period (any, as far as the holder
-   * knows) is left out; never by a resync (keep), which every worker must
-   * see */
-#ifdef MUT_RESYNC_LEAVES_OUT
-  :: i < p -> atomic { lo = lo | (1 << i); i++ }
+#if defined(MUT_RESYNC_LEAVES_OUT)
+  hand_on(0, p, gw, m, p, mode, tr, DELEG, 1);
 #else
-  :: i < p && !keep -> atomic { lo = lo | (1 << i); i++ }
+  hand_on(0, p, gw, m, p, mode, tr, DELEG, !keep);
 #endif
-#endif
-  :: i < p ->
-    atomic { /* the descriptor, plain stores into worker i's line */
-      assert(!inuse[i]);
-      d_gen[i] = g;
-      d_m[i] = m;
-      d_p[i] = p;
-      d_mode[i] = mode
-    }
-#ifdef MUT_STORE_GO
-    prev = go[i];
-    go[i] = gw;
-#else
-    atomic {
-      prev = go[i];
-      go[i] = gw
-    }
-#endif
-    if
-    :: prev & GO_SLEEP ->
-#ifdef SENTINEL_MODE
-      wake_req[i] = 1;
-      asleep = 1
-#else
-      futex_wake(i)
-#endif
-    :: else
-    fi;
-    atomic { prev = 0; i++ }
-  :: else -> i = 0; break
-  od;
 #ifdef SENTINEL_MODE
   if
   :: asleep ->
@@ -336,15 +427,15 @@ inline run_region(me, m, p, mode, keep) {
   :: else
   fi;
 #endif
-  if /* a static region waits for the workers it handed chunks to */
-  :: mode == ST_STATIC ->
+  if /* a flat static region waits for the workers it handed chunks to */
+  :: mode == ST_STATIC && !tr ->
     atomic {
       i = 1;
       do
       :: i < p ->
 #ifndef MUT_LEFT_OUT_COUNTED
         if
-        :: !(lo & (1 << i)) -> left_base++
+        :: !(lout & (1 << i)) -> left_base++
         :: else
         fi;
 #else
@@ -367,16 +458,17 @@ inline run_region(me, m, p, mode, keep) {
 #ifndef MUT_LEFT_OUT_NOCHUNK
       i = 1;
       do
-      :: i < p && mode == ST_STATIC && (lo & (1 << i)) -> CHUNK(i); i++
-      :: i < p && !(mode == ST_STATIC && (lo & (1 << i))) -> i++
+      :: i < p && mode == ST_STATIC && (lout & (1 << i)) -> CHUNK(i); i++
+      :: i < p && !(mode == ST_STATIC && (lout & (1 << i))) -> i++
       :: else -> i = 0; break
       od
 #endif
     }
   fi;
-  lo = 0;
+  lout = 0;
   if
-  :: mode == ST_STATIC -> atomic { s_left == target; target = 0 } /* WAIT_UNTIL */
+  :: mode == ST_STATIC && tr -> atomic { done_cnt[0] == kids; kids = 0 } /* WAIT_UNTIL */
+  :: mode == ST_STATIC && !tr -> atomic { s_left == target; target = 0 } /* WAIT_UNTIL */
   :: else ->
 #ifdef MUT_NO_CLOSE
     w = s_active; /* a load: a later join is not ordered against it */
@@ -404,6 +496,8 @@ inline run_region(me, m, p, mode, keep) {
     od;
     g = 0;
     gw = 0;
+    tr = 0;
+    kids = 0;
     if
     :: keep
     :: else -> owner = 0
@@ -443,8 +537,10 @@ inline run_parallel(me, m, p, mode) {
 }
 
 proctype Holder(byte me) {
-  byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target, lo;
-  bool took, asleep;
+  byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target;
+  byte kids, rest, lo, hi2;
+  bool took, asleep, tr;
+  byte lout;
   byte n;
   do
   :: n < NREG ->
@@ -484,7 +580,10 @@ proctype Holder(byte me) {
 
 proctype Worker(byte me) {
   byte seen_go, cur, g, c, j, k, b, seen;
-  bool ok;
+  byte i, prev, kids, rest, lo, hi2;
+  byte lout; /* hand_on's: never set by a worker */
+  byte ok; /* 0, 1; after a join, 2 for a leader */
+  bool asleep;
 top:
   atomic {
     cur = go[me]; /* load acquire */
@@ -499,17 +598,54 @@ top:
   fi;
   if
   :: seen_go & GO_STATIC -> /* run_static: its descriptor, its chunk, left++ */
-    atomic {
-      assert(d_gen[me] == g && d_mode[me] == ST_STATIC && d_p[me] > me);
-      inuse[me] = 1;
-      CHUNK(me)
-    }
-    atomic {
-      inuse[me] = 0;
-      assert(s_left < LEFT_MAX); /* does not carry into `closed` */
-      s_left++;
-      g = 0
-    }
+    if
+    :: atomic {
+         d_hi[me] == me + 1 -> /* no subtree: read, run, in one step */
+         assert(d_gen[me] == g && d_mode[me] == ST_STATIC && d_p[me] > me);
+         inuse[me] = 1;
+         CHUNK(me)
+       }
+    :: atomic {
+         d_hi[me] != me + 1 ->
+         assert(d_gen[me] == g && d_mode[me] == ST_STATIC && d_p[me] > me);
+         inuse[me] = 1
+       };
+       /* a leader: hand on to its subtree, then its own chunk */
+#ifndef MUT_TREE_LATE_RESET
+       done_cnt[me] = 0;
+#endif
+       hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], ST_STATIC, d_tree[me], 0, 0);
+#ifdef MUT_TREE_LATE_RESET
+       done_cnt[me] = 0; /* after handing on: a child's report is lost */
+#endif
+       atomic { CHUNK(me) }
+    fi;
+    /* The tree join: wait for the children, report up.  The last look at
+     * `done` and the report are one step: nobody else writes `done` then. */
+    if
+    :: atomic {
+#ifdef MUT_TREE_NO_CHILD_WAIT
+         d_tree[me] -> /* reports before its children did */
+#else
+         d_tree[me] && (kids == 0 || done_cnt[me] == kids) -> /* WAIT_UNTIL */
+#endif
+         inuse[me] = 0;
+#ifdef MUT_TREE_WRONG_COUNTER
+         done_cnt[0]++; /* to the holder's, not its leader's */
+#else
+         done_cnt[d_up[me]]++;
+#endif
+         kids = 0;
+         g = 0
+       }
+    :: atomic {
+         !d_tree[me] -> /* flat: left++ */
+         inuse[me] = 0;
+         assert(s_left < LEFT_MAX); /* does not carry into `closed` */
+         s_left++;
+         g = 0
+       }
+    fi
   :: else ->
     atomic { /* join: fetch_add(active), kept for our open region */
       s_active++;
@@ -519,27 +655,27 @@ top:
       ok = (s_gen == g && !s_closed);
 #endif
       if
-      :: ok -> inuse[me] = 1
+      :: ok -> /* a leader (2) hands on first */
+        inuse[me] = 1;
+        ok = (d_hi[me] != me + 1 -> 2 : 1)
       :: else
       fi
     }
     if
-    :: ok -> /* run_joined */
-      if
-      :: atomic {
-           d_mode[me] == ST_EACH -> assert(d_gen[me] == g); CHUNK(me)
-         }
-      :: atomic { d_mode[me] != ST_EACH -> assert(d_gen[me] == g) };
-        run_greedy(me, d_m[me], d_p[me])
-      fi;
-      atomic { /* leave: fetch_sub(active) */
-        inuse[me] = 0;
-        assert(s_active > 0);
-        s_active--;
-        ok = 0;
-        g = 0
-      }
+    :: ok == 2 -> /* run_joined: hand on to its subtree first */
+      hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0, 0);
+      kids = 0;
+      run_joined(me)
+    :: ok == 1 -> run_joined(me)
     :: else -> /* a stale join: undo it */
+#ifdef MUT_TREE_STALE_FORWARD
+      if /* hands on a region it did not join */
+      :: d_hi[me] != me + 1 ->
+        hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0, 0);
+        kids = 0
+      :: else
+      fi;
+#endif
       atomic { assert(s_active > 0); s_active--; g = 0 }
     fi
   fi;
@@ -634,8 +770,10 @@ out:
 
 /* tt_team_shutdown, from a thread of its own */
 proctype Shutdown() {
-  byte k, g, gw, i, prev, c, w, j, b, seen, target, lo;
-  bool asleep;
+  byte k, g, gw, i, prev, c, w, j, b, seen, target;
+  byte kids, rest, lo, hi2;
+  bool asleep, tr;
+  byte lout;
   byte me = NH + 1;
 #ifdef SHUTDOWN_LAST
   done == NH; /* after the host threads' regions */
@@ -664,8 +802,9 @@ init {
   byte i;
   atomic {
     i = 1;
-    do
-    :: i <= NW -> run Worker(i); i++
+    do /* d_hi: a flat descriptor's value, so that the first hand-off of a
+        * flat region does not make states that differ only in it */
+    :: i <= NW -> d_hi[i] = i + 1; run Worker(i); i++
     :: else -> break
     od;
     i = 1;

@@ -10,7 +10,9 @@
 # fail.  Exit status 1 when a configuration finds an error, a mutation is not
 # caught, or a search is incomplete (memory bound, depth bound).
 #
-# Environment: SPIN (spin), CC (cc), MODEL_MEMLIM_MB (4096).
+# Environment: SPIN (spin), CC (cc), MODEL_MEMLIM_MB (4096), MODEL_JOBS (1:
+# the searches run one at a time; 2 runs two at once, each with its own
+# memory bound, so up to twice MODEL_MEMLIM_MB; the results print in order).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +20,7 @@ model=${1:-$here/../launcher/team.pml}
 SPIN=${SPIN:-spin}
 CC=${CC:-cc}
 memlim=${MODEL_MEMLIM_MB:-4096}
+jobs=${MODEL_JOBS:-1}
 
 [ -r "$model" ] || { echo "model-check: no model at $model" >&2; exit 2; }
 command -v "$SPIN" >/dev/null 2>&1 || { echo "model-check: $SPIN not found" >&2; exit 2; }
@@ -25,10 +28,32 @@ command -v "$SPIN" >/dev/null 2>&1 || { echo "model-check: $SPIN not found" >&2;
 work=$(mktemp -d "${TMPDIR:-/tmp}/teams-model.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT INT TERM
 cp "$model" "$work/team.pml"
-failures=0
+names=
+started=0
 
-# check NAME EXPECT DEFINES...   EXPECT: pass (no error, complete) or fail
+# check NAME EXPECT DEFINES...: run_check in the background, at most $jobs at
+# once; its output goes to $work/NAME.out, printed in order at the end.
 check() {
+  names="$names $1"
+  if [ "$jobs" -le 1 ]; then
+    run_check "$@" >"$work/$1.out" 2>&1
+    cat "$work/$1.out"
+    return
+  fi
+  while [ $((started - $(ls "$work" | grep -c '\.done$'))) -ge "$jobs" ]; do
+    sleep 1
+  done
+  started=$((started + 1))
+  (run_check "$@" >"$work/$1.out" 2>&1; : >"$work/$1.done") &
+}
+
+# fail: a configuration failed (a file, for run_check may run in a subshell).
+fail() {
+  : >"$work/$name.failed"
+}
+
+# run_check NAME EXPECT DEFINES...   EXPECT: pass (no error, complete) or fail
+run_check() {
   name=$1 expect=$2
   shift 2
   dir="$work/$name"
@@ -37,14 +62,19 @@ check() {
   if ! (cd "$dir" && "$SPIN" -a "$@" team.pml >spin.log 2>&1); then
     echo "FAIL  $name: spin -a $*" >&2
     cat "$dir/spin.log" >&2
-    failures=$((failures + 1))
+    fail
     return
   fi
-  if ! (cd "$dir" && "$CC" -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM="$memlim" \
+  # A mutation is caught within about a million states (2 s at -O0), while
+  # compiling pan takes 4 s at -O2 and 0.6 s at -O0: -O2 only for the
+  # complete searches.
+  opt=-O2
+  [ "$expect" = fail ] && opt=-O0
+  if ! (cd "$dir" && "$CC" $opt -w -DSAFETY -DCOLLAPSE -DMEMLIM="$memlim" \
           -o pan pan.c >cc.log 2>&1); then
     echo "FAIL  $name: compiling pan" >&2
     cat "$dir/cc.log" >&2
-    failures=$((failures + 1))
+    fail
     return
   fi
   start=$(date +%s)
@@ -60,23 +90,23 @@ check() {
   if [ -z "$errors" ]; then
     echo "FAIL  $name: pan did not finish" >&2
     tail -n 20 "$dir/pan.log" >&2
-    failures=$((failures + 1))
+    fail
   elif [ "$expect" = pass ]; then
     if [ "$errors" != 0 ]; then
       echo "FAIL  $name ($*): $what, $states states" >&2
       # The counterexample, for the log.
       (cd "$dir" && "$SPIN" -t -p "$@" team.pml 2>&1 | tail -n 60) >&2
-      failures=$((failures + 1))
+      fail
     elif [ -n "$incomplete" ]; then
       echo "FAIL  $name ($*): search incomplete after $states states" >&2
-      failures=$((failures + 1))
+      fail
     else
       echo "ok    $name: $states states, no errors (${secs}s)"
     fi
   else
     if [ "$errors" = 0 ]; then
       echo "FAIL  $name ($*): the mutation was not caught ($states states)" >&2
-      failures=$((failures + 1))
+      fail
     else
       echo "ok    $name: mutation caught after $states states: $what"
     fi
@@ -121,6 +151,8 @@ check leave-2w-2r pass -DLEAVE_OUT -DNW=2 -DNH=1 -DNREG=2
 check leave-2w-2h pass -DLEAVE_OUT -DNW=2 -DNH=2 -DNREG=1
 check leave-3w-1r pass -DLEAVE_OUT -DNW=3 -DNH=1 -DNREG=1
 check leave-wrap-2w-3r-g4-static pass -DLEAVE_OUT -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4 -DMODES=1
+# flat regions (p 2, 3) that may leave workers out beside tree regions (p 4)
+check leave-tree-3w-1r-k2 pass -DLEAVE_OUT -DNW=3 -DNH=1 -DNREG=1 -DTREE_MIN=4 -DTREE_K=2
 check mutant-MUT_LEFT_OUT_COUNTED fail -DLEAVE_OUT -DMUT_LEFT_OUT_COUNTED -DNW=2 -DNH=1 -DNREG=2
 check mutant-MUT_LEFT_OUT_NOCHUNK fail -DLEAVE_OUT -DMUT_LEFT_OUT_NOCHUNK -DNW=2 -DNH=1 -DNREG=2
 check mutant-MUT_RESYNC_LEAVES_OUT fail -DLEAVE_OUT -DMUT_RESYNC_LEAVES_OUT -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4 -DMODES=1
@@ -136,6 +168,33 @@ for mut in MUT_SENTINEL_NOPOLL MUT_SENTINEL_NOENTRYSCAN; do
   check "mutant-$mut" fail -DSENTINEL_MODE -D$mut -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
 done
 
+# The tree (TEAMS_TREE_MIN, TEAMS_TREE_K): regions of TREE_MIN participants
+# or more are handed on along a tree of branching TREE_K, the smaller ones
+# flat, so the runs mix both.  With 2 workers and branching 1, a region of 3
+# is a chain: the holder hands it to leader 1, which hands it to its member
+# 2 (sleeping leaders and members, the tree join through `done`, greedy and
+# each regions handed on under a join); with 3 workers and branching 2, a
+# region of 4 has leader 1 with member 2 and a second group, 3.
+tree="-DTREE_MIN=3 -DTREE_K=1"
+check tree-2w-3r-k1 pass -DNW=2 -DNH=1 -DNREG=3 $tree
+check tree-2w-2h-k1 pass -DNW=2 -DNH=2 -DNREG=1 $tree
+check tree-2w-2hw-k1 pass -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT $tree
+check tree-3w-1r-k2 pass -DNW=3 -DNH=1 -DNREG=1 -DTREE_MIN=4 -DTREE_K=2
+check tree-sentinel-2w-2r-static-k1 pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DMODES=1 $tree
+check tree-wrap-2w-3r-g4-k1 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4 $tree
+check tree-sentinel-wrap-2w-2r-static-k1 pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DGENMOD=4 -DMODES=1 $tree
+for mut in MUT_TREE_NO_WAKE MUT_TREE_WRONG_COUNTER MUT_TREE_NO_CHILD_WAIT \
+           MUT_TREE_LATE_RESET MUT_TREE_STALE_FORWARD; do
+  check "mutant-$mut" fail -D$mut -DNW=2 -DNH=1 -DNREG=3 $tree
+done
+
+wait
+if [ "$jobs" -gt 1 ]; then
+  for name in $names; do
+    cat "$work/$name.out"
+  done
+fi
+failures=$(ls "$work" | grep -c '\.failed$')
 if [ "$failures" != 0 ]; then
   echo "model-check: $failures check(s) failed" >&2
   exit 1

@@ -41,10 +41,15 @@
  *     turn: 8-14% of p * ideal went to scans of empty words at 256
  *     participants;
  *   - a back-off (Go's rule in steal.c) costs its 32 pauses;
- *   - fork: the flat protocol (team.c): the holder writes one line per
- *     worker in turn, so worker i starts after the transfers to workers
- *     1..i, and the holder after all of them; join: every participant adds
- *     to one counter, one transfer at a time.
+ *   - fork: below TT__TREE_MIN_DEFAULT participants the flat protocol
+ *     (team.c): the holder writes one line per worker in turn, so worker i
+ *     starts after the transfers to workers 1..i, and the holder after all
+ *     of them; join: every participant adds to one counter, one transfer at
+ *     a time.  From it on (the runs below: 128 and 256), team.c's tree of
+ *     branching TT__TREE_K_DEFAULT: a participant starts its share after
+ *     handing the region to its children in turn, and reports after its
+ *     children's reports, which come into its counter one transfer at a
+ *     time.
  *   Not modelled: SMT siblings share a core (256 participants on 128 cores
  *   are 256 full cores here), memory bandwidth saturation, the pauses
  *   between protected passes, and cache effects of the data other than its
@@ -447,9 +452,15 @@ static void coro_main(void) {
   swapcontext(&s->uc[self], &s->main_uc); /* never resumed */
 }
 
-/* Fork: worker i starts after the holder's transfers to 1..i; the holder
- * (participant 0) after all of them. */
+/* Fork below the tree's threshold: worker i starts after the holder's
+ * transfers to 1..i; the holder (participant 0) after all of them.  From
+ * TT__TREE_MIN_DEFAULT participants on, team.c's tree (tree_fork). */
+static void tree_fork(sim *s, size_t i, size_t hi, double t0);
 static void fork_times(sim *s) {
+  if (s->p >= TT__TREE_MIN_DEFAULT) {
+    tree_fork(s, 0, s->p, 0);
+    return;
+  }
   double acc = 0;
   for (size_t i = 1; i < s->p; i++) {
     acc += line(s, 0, i);
@@ -458,13 +469,56 @@ static void fork_times(sim *s) {
   s->t[0] = acc;
 }
 
+/* Participant i, handed the region at t0 with subtree [i, hi), hands it to
+ * its children in turn (hand_on's split), then starts its own share. */
+static void tree_fork(sim *s, size_t i, size_t hi, double t0) {
+  size_t rest = hi - i - 1, k = TT__TREE_K_DEFAULT, kids = k < rest ? k : rest;
+  double acc = t0;
+  for (size_t j = 0; j < kids; j++) {
+    size_t lo, end;
+    tt__block(rest, kids, j, &lo, &end);
+    acc += line(s, i, lo + i + 1);
+    tree_fork(s, lo + i + 1, end + i + 1, acc);
+  }
+  s->t[i] = acc;
+}
+
 /* Join: participants add to one counter in the order they finish, one
- * transfer at a time; the holder then reads it. */
+ * transfer at a time; the holder then reads it.  Along the tree, each
+ * participant's children add to its own counter (tree_join). */
 static int cmp_finish(const void *a, const void *b) {
   double x = S->finish[*(const size_t *)a], y = S->finish[*(const size_t *)b];
   return x < y ? -1 : x > y;
 }
+typedef struct report {
+  double ready, cost;
+} report;
+static int cmp_report(const void *a, const void *b) {
+  double x = ((const report *)a)->ready, y = ((const report *)b)->ready;
+  return x < y ? -1 : x > y;
+}
+/* When participant i, subtree [i, hi), has its children's reports (each a
+ * transfer of i's counter line, one at a time, in the order they come) and
+ * has finished its own share: the time it reports to its parent, or for the
+ * holder, the region's end. */
+static double tree_join(sim *s, size_t i, size_t hi) {
+  size_t rest = hi - i - 1, k = TT__TREE_K_DEFAULT, kids = k < rest ? k : rest;
+  report at[64];
+  for (size_t j = 0; j < kids; j++) {
+    size_t lo, end;
+    tt__block(rest, kids, j, &lo, &end);
+    at[j].ready = tree_join(s, lo + i + 1, end + i + 1);
+    at[j].cost = line(s, i, lo + i + 1);
+  }
+  qsort(at, kids, sizeof *at, cmp_report);
+  double free_at = 0;
+  for (size_t j = 0; j < kids; j++)
+    free_at = (at[j].ready > free_at ? at[j].ready : free_at) + at[j].cost;
+  return s->finish[i] > free_at ? s->finish[i] : free_at;
+}
 static double join_time(sim *s) {
+  if (s->p >= TT__TREE_MIN_DEFAULT)
+    return tree_join(s, 0, s->p);
   size_t *ord = malloc(s->p * sizeof *ord);
   for (size_t i = 0; i < s->p; i++)
     ord[i] = i;
@@ -823,20 +877,24 @@ static void setup_free(setup *u) {
 
 /* ---- fork/join line transfers ------------------------------------------------------- */
 
-/* Critical path of publishing to p participants along a binary tree in
- * participant order (children 2i+1, 2i+2: with cores-order pinning a
- * subtree is a run of neighbours), a parent writing its children's lines in
- * turn; lat NULL counts transfers.  The join is the mirror image. */
-static double tree_path(const sim *s, size_t p, size_t i, int count) {
-  double best = 0;
-  for (size_t k = 1; k <= 2; k++) {
-    size_t c = 2 * i + k;
-    if (c >= p)
-      break;
-    double edge = 0;
-    for (size_t j = 1; j <= k; j++)
-      edge += count ? 1 : line(s, i, 2 * i + j);
-    double d = edge + tree_path(s, p, c, count);
+/* Critical path of publishing along team.c's tree (hand_on): participant i
+ * whose subtree is [i, hi) hands the region to the first participant of
+ * each of min(k, hi - i - 1) runs that split i+1..hi-1 as tt__block does,
+ * writing their lines in turn, so child j starts after j + 1 transfers by
+ * i (with cores-order pinning a run is a set of neighbours); lat NULL counts
+ * transfers.  The join is the mirror image: children add to their parent's
+ * `done` one transfer at a time, and a parent reports when all have. */
+static double tree_path(const sim *s, size_t i, size_t hi, size_t k,
+                        int count) {
+  size_t rest = hi - i - 1, kids = k < rest ? k : rest;
+  double best = 0, edge = 0;
+  for (size_t j = 0; j < kids; j++) {
+    size_t lo, end;
+    tt__block(rest, kids, j, &lo, &end);
+    lo += i + 1;
+    end += i + 1;
+    edge += count ? 1 : line(s, i, lo);
+    double d = edge + tree_path(s, lo, end, k, count);
     if (d > best)
       best = d;
   }
@@ -846,14 +904,15 @@ static double tree_path(const sim *s, size_t p, size_t i, int count) {
 static void forkjoin_table(void) {
   printf("\nfork/join: critical-path line transfers (publish; the join is "
          "the same count)\n");
-  printf("%-6s %8s %10s %12s %14s %14s\n", "p", "flat", "tree", "2*ceil(lg p)",
-         "flat ns", "tree ns");
+  printf("%-6s %8s %10s %10s %12s %14s %14s\n", "p", "flat", "tree k=2",
+         "tree k=3", "2*ceil(lg p)", "flat ns", "tree ns");
   const machine *m = &machines[0];
   for (size_t p = 16; p <= 512; p *= 2) {
     unsigned lg = 0;
     while (((size_t)1 << lg) < p)
       lg++;
-    double fl = (double)(p - 1), tr = tree_path(NULL, p, 0, 1);
+    double fl = (double)(p - 1), tr = tree_path(NULL, 0, p, 2, 1),
+           tr3 = tree_path(NULL, 0, p, 3, 1);
     char fns[32] = "-", tns[32] = "-";
     setup u;
     if (p <= 256 && setup_make(&u, m, p, p, GRID_UNIFORM) == 0) {
@@ -866,12 +925,14 @@ static void forkjoin_table(void) {
       for (size_t i = 1; i < p; i++)
         flat_ns += line(&s, 0, i);
       snprintf(fns, sizeof fns, "%.0f", flat_ns);
-      snprintf(tns, sizeof tns, "%.0f", tree_path(&s, p, 0, 0));
+      snprintf(tns, sizeof tns, "%.0f", tree_path(&s, 0, p, 2, 0));
       setup_free(&u);
     }
-    printf("%-6zu %8.0f %10.0f %12u %14s %14s\n", p, fl, tr, 2 * lg, fns, tns);
+    printf("%-6zu %8.0f %10.0f %10.0f %12u %14s %14s\n", p, fl, tr, tr3, 2 * lg,
+           fns, tns);
   }
-  printf("(ns on %s: flat = the holder's p - 1 transfers in turn)\n", m->name);
+  printf("(ns on %s: flat = the holder's p - 1 transfers in turn; tree = "
+         "k=2, team.c's default TEAMS_TREE_K)\n", m->name);
 }
 
 /* ---- main ----------------------------------------------------------------------------- */
@@ -925,6 +986,18 @@ static int check_mode(void) {
         }
         setup_free(&u);
       }
+  /* The tree's target: at most 2 * ceil(log2 p) line transfers. */
+  for (size_t p = 2; p <= 512; p++) {
+    unsigned lg = 0;
+    while (((size_t)1 << lg) < p)
+      lg++;
+    double tr = tree_path(NULL, 0, p, TT__TREE_K_DEFAULT, 1);
+    if (tr > 2.0 * lg) {
+      printf("FAIL fork/join p=%zu: tree %.0f transfers > 2*ceil(lg p) %u\n", p,
+             tr, 2 * lg);
+      bad = 1;
+    }
+  }
   printf("%s\n", bad ? "teams-sim --check: FAILED" : "teams-sim --check: ok");
   return bad;
 }
