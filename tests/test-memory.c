@@ -26,6 +26,7 @@
 #include "team-internal.h"
 #include "teams/memory.h"
 #include "teams/team.h"
+#include "team-util.h"
 #include "topology-view.h"
 
 /* ============================ the rule ==================================== */
@@ -422,22 +423,6 @@ Test(interleave, sets_the_policy) {
 /* tt__mem_touch_on: the pages of a run of participants' blocks are present
  * afterwards and keep their contents; with the team held by another thread
  * nothing is touched (TT_EBUSY) and the pages stay absent. */
-typedef struct hold {
-  atomic_int started, release;
-} hold;
-
-static void hold_chunk(void *ctx, size_t c) {
-  hold *h = ctx;
-  (void)c;
-  atomic_store(&h->started, 1);
-  while (!atomic_load(&h->release))
-    sched_yield();
-}
-
-static void *hold_main(void *arg) {
-  tt_foreach_chunk(hold_chunk, arg, 2, 2);
-  return NULL;
-}
 
 Test(touch_on, touches_on_a_run_and_waits_for_a_held_team) {
   setenv("TEAMS_NUM_THREADS", "4", 1);
@@ -448,9 +433,9 @@ Test(touch_on, touches_on_a_run_and_waits_for_a_held_team) {
   cr_assert_neq(a, MAP_FAILED);
   (void)madvise(a, bytes, MADV_NOHUGEPAGE);
   int *st = malloc(pages * sizeof *st);
-  hold h = {0, 0};
+  hold_team h = {0, 0};
   pthread_t t;
-  cr_assert_eq(pthread_create(&t, NULL, hold_main, &h), 0);
+  cr_assert_eq(pthread_create(&t, NULL, hold_team_main, &h), 0);
   while (!atomic_load(&h.started))
     sched_yield();
   cr_assert_eq(tt__mem_touch_on(a, bytes, 2, 2, 0), TT_EBUSY);

@@ -18,6 +18,7 @@
 #include "team-internal.h"
 #include "teams/errors.h"
 #include "teams/team.h"
+#include "team-util.h"
 #include "topology-view.h"
 
 typedef struct counts {
@@ -403,22 +404,6 @@ Test(range_on, members_only_static_blocks_in_order) {
 /* A second thread holds the team: a run without participant 0 cannot run
  * (TT_EBUSY without wait, nothing ran), the caller alone as participant 0
  * can; with wait the call runs the range once the team is free. */
-typedef struct holder {
-  atomic_int started, release;
-} holder;
-
-static void hold_chunk(void *ctx, size_t c) {
-  holder *h = ctx;
-  (void)c;
-  atomic_store(&h->started, 1);
-  while (!atomic_load(&h->release))
-    sched_yield();
-}
-
-static void *hold_main(void *arg) {
-  tt_foreach_chunk(hold_chunk, arg, 2, 2);
-  return NULL;
-}
 
 typedef struct waiter {
   on_rec *r;
@@ -434,9 +419,9 @@ static void *wait_main(void *arg) {
 Test(range_on, busy_team_runs_nothing) {
   setenv("TEAMS_NUM_THREADS", "3", 1);
   cr_assert_eq(tt_team_size(), 3);
-  holder h = {0, 0};
+  hold_team h = {0, 0};
   pthread_t t;
-  cr_assert_eq(pthread_create(&t, NULL, hold_main, &h), 0);
+  cr_assert_eq(pthread_create(&t, NULL, hold_team_main, &h), 0);
   while (!atomic_load(&h.started))
     sched_yield();
   _Atomic unsigned hits[50] = {0};

@@ -23,34 +23,7 @@
 
 #define MAXC 64
 
-typedef struct count_ctx {
-  _Atomic int runs[MAXC];
-  _Atomic int part[MAXC]; /* participant that ran chunk c */
-} count_ctx;
-
-static void count_chunk(void *p, size_t c) {
-  count_ctx *x = p;
-  atomic_fetch_add(&x->runs[c], 1);
-  atomic_store(&x->part[c], tt_participant());
-}
-
-static void reset(count_ctx *x, size_t m) {
-  for (size_t c = 0; c < m; c++) {
-    atomic_store(&x->runs[c], 0);
-    atomic_store(&x->part[c], -2);
-  }
-}
-
-static void expect_once(count_ctx *x, size_t m, size_t p) {
-  for (size_t c = 0; c < m; c++)
-    cr_assert_eq(atomic_load(&x->runs[c]), 1, "m=%zu p=%zu: chunk %zu ran %d times",
-                 m, p, c, atomic_load(&x->runs[c]));
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
+#include "team-util.h"
 
 /* A chunk that launches a region of its own: serial, on this participant. */
 static void nested_chunk(void *p, size_t c) {

@@ -1,0 +1,77 @@
+/* Helpers of the team's Criterion tests: a region whose chunks count their
+ * runs and note where they ran, and a thread that holds the team until
+ * released.  Header-only (static inline): each test binary takes what it
+ * uses. */
+#ifndef TT_TESTS_TEAM_UTIL_H
+#define TT_TESTS_TEAM_UTIL_H
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "teams/team.h"
+
+#ifndef MAXC
+#define MAXC 4096
+#endif
+
+typedef struct count_ctx {
+  _Atomic int runs[MAXC];
+  _Atomic int part[MAXC]; /* participant that ran chunk c */
+  pthread_t thread[MAXC];
+} count_ctx;
+
+static inline void count_chunk(void *p, size_t c) {
+  count_ctx *x = p;
+  atomic_fetch_add(&x->runs[c], 1);
+  atomic_store(&x->part[c], tt_participant());
+  x->thread[c] = pthread_self();
+}
+
+static inline count_ctx *new_ctx(void) {
+  count_ctx *x = calloc(1, sizeof *x);
+  cr_assert_not_null(x);
+  return x;
+}
+
+static inline void reset(count_ctx *x, size_t m) {
+  for (size_t c = 0; c < m; c++) {
+    atomic_store(&x->runs[c], 0);
+    atomic_store(&x->part[c], -2);
+  }
+}
+
+static inline void expect_once(count_ctx *x, size_t m, size_t p) {
+  for (size_t c = 0; c < m; c++)
+    cr_assert_eq(atomic_load(&x->runs[c]), 1, "m=%zu p=%zu: chunk %zu ran %d times",
+                 m, p, c, atomic_load(&x->runs[c]));
+}
+
+static inline void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* A thread that runs hold_team_main(h) holds the team (a static region of 2)
+ * from h->started until h->release. */
+typedef struct hold_team {
+  atomic_int started, release;
+} hold_team;
+
+static inline void hold_team_chunk(void *ctx, size_t c) {
+  hold_team *h = ctx;
+  (void)c;
+  atomic_store(&h->started, 1);
+  while (!atomic_load(&h->release))
+    sched_yield();
+}
+
+static inline void *hold_team_main(void *arg) {
+  tt_foreach_chunk(hold_team_chunk, arg, 2, 2);
+  return NULL;
+}
+
+#endif
