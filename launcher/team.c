@@ -107,8 +107,13 @@
  * woken sleeper is at least placed by the scheduler as one that did not use
  * its share.  The period doubles (1 ms to 64 ms) each time the worker
  * loses its CPU again before a spin has run out undisturbed, and starts over
- * after one that has.  While a worker's period lasts (worker.polite_until)
- * the holder leaves it out of its regions, as it leaves out workers beyond
+ * after one that has or when the last loss is 8 periods old.  A loss is a
+ * gap of 50 us between two looks at the clock (in the idle loop, or when
+ * the worker finds a region waiting) with an involuntary context switch
+ * counted since (getrusage: a gap without one is an interrupt or the
+ * hypervisor), or a wake-up that waited 200 us for a CPU.  A second loss
+ * within two periods publishes the period (worker.polite_until), and while
+ * it lasts the holder leaves the worker out of its regions, as it leaves out workers beyond
  * p: a greedy or each region runs on the others, and a static region's chunk
  * of a left-out worker runs on the holder after its own chunk (so a static
  * region's chunk c runs on participant c, or on participant 0 when c was
@@ -232,6 +237,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,6 +426,9 @@ extern int omp_in_parallel(void) __attribute__((weak));
  * clock in the idle loop (normally 1-5 us apart) means the worker lost its
  * CPU, and the first polite period, which doubles up to the last. */
 #define TT_LOST_CPU_NS 50000u
+/* A wake-up that waited this long for a CPU: the futex wake-up itself takes
+ * 26-45 us on the 2-core KVM guest (p99 ~57 us) with the CPU free. */
+#define TT_LATE_WAKE_NS 200000u
 #define TT_POLITE_MIN_NS 1000000u
 #define TT_POLITE_MAX_NS 64000000u
 
@@ -662,6 +671,20 @@ static void be_sentinel(worker *w, uint32_t seen) {
 }
 
 
+/* Polite mode: whether the worker was switched out involuntarily (another
+ * thread took its CPU) since the last call, by its count of involuntary
+ * context switches.  A gap in its clock looks without one is an interrupt
+ * or the hypervisor's vCPU scheduling, which no politeness helps.  A system
+ * call, made only after a gap. */
+static bool switched_out(long *nivcsw) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0)
+    return true;
+  bool yes = ru.ru_nivcsw != *nivcsw;
+  *nivcsw = ru.ru_nivcsw;
+  return yes;
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   if (w->cpu >= 0)
@@ -677,8 +700,9 @@ static void *worker_main(void *arg) {
   uint32_t ran_gen = 0;
   bool ran = false; /* ran a chunk of region ran_gen, which may still run */
   uint64_t last_look = last_event; /* the idle loop's last clock read */
-  uint64_t polite_until = 0, polite_ns = TT_POLITE_MIN_NS;
+  uint64_t polite_until = 0, polite_ns = TT_POLITE_MIN_NS, last_loss = 0;
   bool late_wake = false;
+  long nivcsw = 0; /* involuntary context switches at the last look */
 
   for (;;) {
     uint32_t go = tt_atomic_load_acquire(&w->go);
@@ -686,6 +710,11 @@ static void *worker_main(void *arg) {
       seen = go;
       if (tt_atomic_load_acquire(&T.stopping))
         break;
+      /* A spinner that finds a region waiting when it gets its CPU back
+       * never sees the gap in its idle loop: look at the clock here too. */
+      if (T.polite && tt__now_ns() - last_look >= TT_LOST_CPU_NS &&
+          switched_out(&nivcsw))
+        late_wake = true;
       uint32_t gen = go >> GO_GEN_SHIFT;
       if (go & GO_STATIC) {
         run_static(w, go);
@@ -708,12 +737,21 @@ static void *worker_main(void *arg) {
     if (tt_atomic_load_relaxed(&w->go) != seen)
       continue;
     uint64_t now = tt__now_ns();
-    if (T.polite && (now - last_look >= TT_LOST_CPU_NS || late_wake)) {
+    if (T.polite && (late_wake || (now - last_look >= TT_LOST_CPU_NS &&
+                                   switched_out(&nivcsw)))) {
       /* Lost the CPU while idle, or waited long for it after a wake-up:
-       * sleep now, and after chunks for a while. */
+       * sleep now, and after chunks for a while.  A loss long after the
+       * last one starts the period over. */
       late_wake = false;
+      bool again = last_loss != 0 && now - last_loss <= 2 * (uint64_t)polite_ns;
+      if (now - last_loss > 8 * (uint64_t)polite_ns)
+        polite_ns = TT_POLITE_MIN_NS;
+      last_loss = now;
       polite_until = now + polite_ns;
-      tt_atomic_store_relaxed(&w->polite_until, polite_until);
+      /* Left out of regions only when it keeps losing: one loss may be a
+       * passing thread, and leaving a worker out costs its share. */
+      if (again)
+        tt_atomic_store_relaxed(&w->polite_until, polite_until);
       if (polite_ns < TT_POLITE_MAX_NS)
         polite_ns *= 2;
       deadline = now;
@@ -756,8 +794,8 @@ static void *worker_main(void *arg) {
     /* Woken by a holder (woke_at set): a wake-up that waited this long for
      * a CPU makes the worker polite once it has run the region. */
     uint64_t woke_at = tt_atomic_exchange_relaxed(&w->woke_at, 0);
-    late_wake = woke_at != 0 && last_event - woke_at >= TT_LOST_CPU_NS &&
-                last_event > woke_at;
+    late_wake = woke_at != 0 && last_event > woke_at &&
+                last_event - woke_at >= TT_LATE_WAKE_NS;
     deadline = last_event + T.spin_ns;
   }
   return NULL;
