@@ -165,6 +165,19 @@ static void check_type(cl_device_id dev, cl_device_affinity_domain dom) {
   cr_assert_eq(t[2], 0);
 }
 
+/* The n sub-devices of one partition by affinity domain dom: each has
+ * `width` compute units, reports its type, and runs its work-groups on
+ * participants [first + width * i, + width) only. */
+static void check_domains(const cl_device_id *sub, unsigned n,
+                          cl_device_affinity_domain dom, unsigned first,
+                          unsigned width) {
+  for (unsigned i = 0; i < n; i++) {
+    cr_assert_eq(cus(sub[i]), width);
+    check_type(sub[i], dom);
+    run_on(sub[i], first + width * i, width);
+  }
+}
+
 /* The device reports the domains of the synthetic machine. */
 SUBDEV_TEST(reports_domains) {
   setup(MACHINE, NULL);
@@ -207,11 +220,7 @@ SUBDEV_TEST(numa) {
       0};
   cl_device_id sub[2];
   partition(e.dev, props, 2, sub);
-  for (unsigned i = 0; i < 2; i++) {
-    cr_assert_eq(cus(sub[i]), 4);
-    check_type(sub[i], CL_DEVICE_AFFINITY_DOMAIN_NUMA);
-    run_on(sub[i], 4 * i, 4);
-  }
+  check_domains(sub, 2, CL_DEVICE_AFFINITY_DOMAIN_NUMA, 0, 4);
   /* the root device still runs on every participant's domain */
   run_on(e.dev, 0, TEAM);
   clu_close(&e);
@@ -236,17 +245,9 @@ SUBDEV_TEST(next_partitionable_nested) {
                         CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE |
                         CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE);
   partition(node[1], next, 2, l3);
-  for (unsigned i = 0; i < 2; i++) {
-    cr_assert_eq(cus(l3[i]), 2);
-    check_type(l3[i], CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE);
-    run_on(l3[i], 4 + 2 * i, 2);
-  }
+  check_domains(l3, 2, CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE, 4, 2);
   partition(l3[1], next, 2, l2);
-  for (unsigned i = 0; i < 2; i++) {
-    cr_assert_eq(cus(l2[i]), 1);
-    check_type(l2[i], CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE);
-    run_on(l2[i], 6 + i, 1);
-  }
+  check_domains(l2, 2, CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE, 6, 1);
   clu_close(&e);
 }
 
@@ -260,8 +261,7 @@ SUBDEV_TEST(l3) {
       CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE, 0};
   cl_device_id sub[4];
   partition(e.dev, props, 4, sub);
-  for (unsigned i = 0; i < 4; i++)
-    run_on(sub[i], 2 * i, 2);
+  check_domains(sub, 4, CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE, 0, 2);
   clu_close(&e);
 }
 
