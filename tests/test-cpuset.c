@@ -669,34 +669,31 @@ Test(cpuset, cgroup_quota_caps_the_size) {
 
 /* ---- OpenMP-bound programs ----------------------------------------------------------------- */
 
-/* Runs the probe with extra environment variables; its stdout and stderr
- * together into out.  Returns its exit status. */
+/* Runs the probe with extra environment variables (a NULL-ended list of
+ * name, value); its stdout and stderr together into out.  Returns its exit
+ * status. */
+typedef struct probe_run {
+  const char *probe, *arg;
+  const char *const *env;
+} probe_run;
+
+static void exec_probe(void *p) {
+  const probe_run *r = p;
+  dup2(child_fd, 1);
+  dup2(child_fd, 2);
+  unsetenv("TEAMS_NUM_THREADS");
+  unsetenv("TEAMS_PIN");
+  for (const char *const *kv = r->env; *kv; kv += 2)
+    setenv(kv[0], kv[1], 1);
+  char *argv[] = {(char *)r->probe, (char *)r->arg, NULL};
+  execve(r->probe, argv, environ);
+  _exit(127);
+}
+
 static int run_probe(const char *probe, const char *arg, const char *const *env,
                      char *out, size_t cap) {
-  int fds[2];
-  cr_assert_eq(pipe(fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    unsetenv("TEAMS_NUM_THREADS");
-    unsetenv("TEAMS_PIN");
-    for (const char *const *kv = env; *kv; kv += 2)
-      setenv(kv[0], kv[1], 1);
-    char *argv[] = {(char *)probe, (char *)arg, NULL};
-    execve(probe, argv, environ);
-    _exit(127);
-  }
-  close(fds[1]);
-  read_all(fds[0], out, cap);
-  close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    cr_assert_eq(errno, EINTR);
-  return status;
+  probe_run r = {probe, arg, env};
+  return child_status(exec_probe, &r, out, cap);
 }
 
 static void check_probe(const char *probe, const char *arg, bool pin) {
