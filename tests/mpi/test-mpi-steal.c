@@ -18,7 +18,7 @@
 #include "check.h"
 
 typedef struct {
-  size_t g[3], off[3], local[3], groups[3];
+  grid grid;
   int *count;   /* per item, global linear id */
   int *gcount;  /* per group, from the kernel */
   long slow_ns; /* busy time per group on this rank */
@@ -33,9 +33,9 @@ static long now_ns(void) {
 TT_KERNEL(mark, mark_args, p) {
   size_t lin = 0, grp = 0;
   for (int d = 2; d >= 0; d--) {
-    size_t i = tt_get_global_id(d) - p->off[d];
-    lin = lin * p->g[d] + i;
-    grp = grp * p->groups[d] + i / p->local[d];
+    size_t i = tt_get_global_id(d) - p->grid.off[d];
+    lin = lin * p->grid.g[d] + i;
+    grp = grp * p->grid.groups[d] + i / p->grid.local[d];
   }
   __atomic_fetch_add(&p->count[lin], 1, __ATOMIC_RELAXED);
   if (tt_get_local_linear_id() == 0) {
@@ -93,12 +93,7 @@ int main(int argc, char **argv) {
                        .ran = ran};
     st.separate = it % 2; /* MPI_Win_allocate_shared, MPI_Win_allocate */
     mark_args a = {0};
-    for (unsigned d = 0; d < 3; d++) {
-      a.g[d] = nd.global[d];
-      a.off[d] = nd.offset[d];
-      a.local[d] = nd.local[d];
-      a.groups[d] = nd.groups[d];
-    }
+    a.grid = grid_of(&nd);
     a.count = calloc(total, sizeof(int));
     a.gcount = calloc(nd.ngroups, sizeof(int));
     ran_ctx rc = {calloc(nd.ngroups, sizeof(int)), nd.ngroups, 0};

@@ -24,7 +24,7 @@
 /* Each work-item adds 1 to its global id's counter and records its rank and
  * its group's first global id, at the global NDRange's coordinates. */
 typedef struct {
-  size_t g[3], off[3], local[3], groups[3];
+  grid grid;
   int rank;
   int *count, *owner;
   size_t *group;
@@ -33,10 +33,10 @@ typedef struct {
 TT_KERNEL(mark, mark_args, p) {
   size_t i[3], lin = 0, grp = 0;
   for (unsigned d = 0; d < 3; d++)
-    i[d] = tt_get_global_id(d) - p->off[d];
+    i[d] = tt_get_global_id(d) - p->grid.off[d];
   for (int d = 2; d >= 0; d--) {
-    lin = lin * p->g[d] + i[d];
-    grp = grp * p->groups[d] + i[d] / p->local[d];
+    lin = lin * p->grid.g[d] + i[d];
+    grp = grp * p->grid.groups[d] + i[d] / p->grid.local[d];
   }
   p->count[lin] += 1;
   p->owner[lin] = p->rank + 1;
@@ -70,12 +70,7 @@ static void test_parts(void) {
     one.participants = 1;
     CHECK(tt_launch_resolve(&one, &nd) == 0, "resolve");
     mark_args a = {.rank = rank};
-    for (unsigned d = 0; d < 3; d++) {
-      a.g[d] = nd.global[d];
-      a.off[d] = nd.offset[d];
-      a.local[d] = nd.local[d];
-      a.groups[d] = nd.groups[d];
-    }
+    a.grid = grid_of(&nd);
     a.count = calloc(total, sizeof(int));
     a.owner = calloc(total, sizeof(int));
     a.group = calloc(total, sizeof(size_t));
@@ -141,8 +136,8 @@ static void test_mismatch(void) {
   size_t *grp = calloc(n + 1, sizeof(size_t));
   if (!cnt || !own || !grp)
     MPI_Abort(MPI_COMM_WORLD, 3);
-  mark_args a = {.g = {n, 1, 1}, .local = {8, 1, 1}, .groups = {8, 1, 1}, .rank = rank,
-                 .count = cnt, .owner = own, .group = grp};
+  mark_args a = {.grid = {.g = {n, 1, 1}, .local = {8, 1, 1}, .groups = {8, 1, 1}},
+                 .rank = rank, .count = cnt, .owner = own, .group = grp};
 
   tt_launch_config cfg = {.dims = 1, .global = {n}, .local = {8}};
   tt_launch_config bad = cfg;
