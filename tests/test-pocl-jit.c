@@ -80,6 +80,29 @@ static void wait_swapped(clu_env *e, uint64_t want) {
                  (unsigned long long)s.jit_pending);
 }
 
+/* The setup of most tests below: the device, an output buffer of n items
+ * and a host array for them. */
+typedef struct mix_env {
+  clu_env e;
+  size_t n;
+  cl_mem out;
+  uint32_t *got;
+} mix_env;
+
+static void mix_open(mix_env *m, size_t n) {
+  clu_open(&m->e, 0);
+  m->n = n;
+  m->out = clu_buffer(&m->e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
+  m->got = malloc(n * sizeof *m->got);
+  cr_assert_not_null(m->got);
+}
+
+static void mix_close(mix_env *m) {
+  free(m->got);
+  clReleaseMemObject(m->out);
+  clu_close(&m->e);
+}
+
 /* First launch at a new local size on the generic function, the swap, and
  * later launches on the specialised function, with identical results. */
 JIT_TEST(first_launch_generic_then_specialised) {
@@ -152,31 +175,26 @@ JIT_TEST(first_launch_generic_then_specialised) {
 /* A second kernel object of the same program starts with its own table:
  * generic first again, and its build finds the function on disk. */
 JIT_TEST(second_kernel_object) {
-  clu_env e;
-  clu_open(&e, 0);
-  cl_program p = clu_build_src(&e, src_mix);
-  const size_t n = 1024;
-  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
-  uint32_t *got = malloc(n * sizeof *got);
+  mix_env m;
+  mix_open(&m, 1024);
+  cl_program p = clu_build_src(&m.e, src_mix);
   tt_cl_stats s0, s1;
-  int teams = clu_stats(&e, &s0) == 0;
+  int teams = clu_stats(&m.e, &s0) == 0;
   for (int i = 0; i < 2; i++) {
     cl_kernel k = clu_kernel(p, "jit_mix");
     if (teams)
-      clu_stats(&e, &s0);
-    run_mix(&e, k, out, n, 0, 32, 3, got);
+      clu_stats(&m.e, &s0);
+    run_mix(&m.e, k, m.out, m.n, 0, 32, 3, m.got);
     if (teams) {
-      clu_stats(&e, &s1);
+      clu_stats(&m.e, &s1);
       cr_assert_eq(s1.generic, s0.generic + 1, "kernel %d: generic first", i);
-      wait_swapped(&e, s0.jit_swapped + 1);
+      wait_swapped(&m.e, s0.jit_swapped + 1);
     }
-    run_mix(&e, k, out, n, 0, 32, 3, got);
+    run_mix(&m.e, k, m.out, m.n, 0, 32, 3, m.got);
     clReleaseKernel(k);
   }
-  free(got);
-  clReleaseMemObject(out);
   clReleaseProgram(p);
-  clu_close(&e);
+  mix_close(&m);
 }
 
 /* The kernel and its program released while their builds are queued or
@@ -184,84 +202,69 @@ JIT_TEST(second_kernel_object) {
  * keeps working.  Several rounds, several local sizes each (queued builds
  * behind a running one). */
 JIT_TEST(release_while_building) {
-  clu_env e;
-  clu_open(&e, 0);
-  const size_t n = 2048;
-  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
-  uint32_t *got = malloc(n * sizeof *got);
+  mix_env m;
+  mix_open(&m, 2048);
   tt_cl_stats s0;
-  int teams = clu_stats(&e, &s0) == 0;
+  int teams = clu_stats(&m.e, &s0) == 0;
   uint64_t queued = 0;
   for (int r = 0; r < 3; r++) {
     /* A program of its own each round (salted source). */
     char src[2048];
     snprintf(src, sizeof src, "%s// round %d\n", src_mix, r);
-    cl_program p = clu_build_src(&e, src);
+    cl_program p = clu_build_src(&m.e, src);
     cl_kernel k = clu_kernel(p, "jit_mix");
     const size_t locals[] = {8, 16, 32, 128};
     for (int i = 0; i < 4; i++)
-      run_mix(&e, k, out, n, 0, locals[i], (uint32_t)r, got);
+      run_mix(&m.e, k, m.out, m.n, 0, locals[i], (uint32_t)r, m.got);
     queued += 4;
     clReleaseKernel(k);
     clReleaseProgram(p);
   }
   /* The device still runs a fresh kernel meanwhile. */
-  cl_program p = clu_build_src(&e, src_mix);
+  cl_program p = clu_build_src(&m.e, src_mix);
   cl_kernel k = clu_kernel(p, "jit_mix");
-  run_mix(&e, k, out, n, 0, 64, 99, got);
+  run_mix(&m.e, k, m.out, m.n, 0, 64, 99, m.got);
   if (teams)
-    wait_swapped(&e, s0.jit_swapped + queued);
-  run_mix(&e, k, out, n, 0, 64, 99, got);
+    wait_swapped(&m.e, s0.jit_swapped + queued);
+  run_mix(&m.e, k, m.out, m.n, 0, 64, 99, m.got);
   clReleaseKernel(k);
   clReleaseProgram(p);
-  free(got);
-  clReleaseMemObject(out);
-  clu_close(&e);
+  mix_close(&m);
 }
 
 /* The process ends with builds still queued: the exit waits for the one in
  * progress and drops the rest (this test passes by exiting cleanly). */
 JIT_TEST(exit_with_builds_pending) {
-  clu_env e;
-  clu_open(&e, 0);
-  cl_program p = clu_build_src(&e, src_mix);
+  mix_env m;
+  mix_open(&m, 1024);
+  cl_program p = clu_build_src(&m.e, src_mix);
   cl_kernel k = clu_kernel(p, "jit_mix");
-  const size_t n = 1024;
-  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
-  uint32_t *got = malloc(n * sizeof *got);
   const size_t locals[] = {4, 8, 16, 32, 64, 128};
   for (int i = 0; i < 6; i++)
-    run_mix(&e, k, out, n, 0, locals[i], 5, got);
-  free(got);
-  clReleaseMemObject(out);
+    run_mix(&m.e, k, m.out, m.n, 0, locals[i], 5, m.got);
   clReleaseKernel(k);
   clReleaseProgram(p);
-  clu_close(&e);
+  mix_close(&m);
 }
 
 /* POCL_WORK_GROUP_SPECIALIZATION=0 (PoCL's switch): every launch runs on
  * the generic function and nothing is built in the background. */
 JIT_TEST(specialisation_off) {
   setenv("POCL_WORK_GROUP_SPECIALIZATION", "0", 1);
-  clu_env e;
-  clu_open(&e, 0);
-  cl_program p = clu_build_src(&e, src_mix);
+  mix_env m;
+  mix_open(&m, 1024);
+  cl_program p = clu_build_src(&m.e, src_mix);
   cl_kernel k = clu_kernel(p, "jit_mix");
-  const size_t n = 1024;
-  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
-  uint32_t *got = malloc(n * sizeof *got);
   tt_cl_stats s0, s1;
-  int teams = clu_stats(&e, &s0) == 0;
+  int teams = clu_stats(&m.e, &s0) == 0;
   for (int i = 0; i < 3; i++)
-    run_mix(&e, k, out, n, 0, 16, 1, got);
+    run_mix(&m.e, k, m.out, m.n, 0, 16, 1, m.got);
   if (teams) {
-    clu_stats(&e, &s1);
+    clu_stats(&m.e, &s1);
     cr_assert_eq(s1.jit_swapped, s0.jit_swapped);
     cr_assert_eq(s1.ndrange, s0.ndrange + 3);
   }
-  free(got);
-  clReleaseMemObject(out);
   clReleaseKernel(k);
   clReleaseProgram(p);
-  clu_close(&e);
+  mix_close(&m);
 }
