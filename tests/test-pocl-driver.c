@@ -222,10 +222,10 @@ DRIVER_TEST(placement_firsttouch) { placement_case("firsttouch", 0); }
 DRIVER_TEST(placement_interleave) { placement_case("interleave", 3); }
 DRIVER_TEST(placement_host) { placement_case("host", 0); }
 
-DRIVER_TEST(bad_placement_disables_the_device) {
-  if (!on_teams_run())
-    cr_skip_test("teams parameters");
-  setenv("POCL_TEAMS0_PARAMETERS", "placement=near", 1);
+/* Opens the platform with stderr captured and asserts that it offers no
+ * device (`why` says what was offered then); what went to stderr is left in
+ * buf[cap]. */
+static void expect_no_device(const char *why, char *buf, size_t cap) {
   clu_capture_begin(2);
   cl_platform_id pl;
   cl_int perr = clGetPlatformIDs(1, &pl, NULL);
@@ -234,11 +234,18 @@ DRIVER_TEST(bad_placement_disables_the_device) {
   cl_int err = perr ? perr : clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
   FILE *f = clu_capture_end(2);
   CLU_CHECK(perr);
-  cr_assert(err != CL_SUCCESS || n == 0, "a device despite placement=near");
-  char buf[4096] = "";
-  size_t got = fread(buf, 1, sizeof buf - 1, f);
+  cr_assert(err != CL_SUCCESS || n == 0, "%s", why);
+  size_t got = fread(buf, 1, cap - 1, f);
   buf[got] = '\0';
   fclose(f);
+}
+
+DRIVER_TEST(bad_placement_disables_the_device) {
+  if (!on_teams_run())
+    cr_skip_test("teams parameters");
+  setenv("POCL_TEAMS0_PARAMETERS", "placement=near", 1);
+  char buf[4096];
+  expect_no_device("a device despite placement=near", buf, sizeof buf);
   cr_assert(strstr(buf, "placement=near: want firsttouch, interleave or host")
                 != NULL,
             "stderr: %s", buf);
@@ -248,19 +255,8 @@ DRIVER_TEST(bad_parameters_disable_the_device) {
   if (!on_teams_run())
     cr_skip_test("teams parameters");
   setenv("POCL_TEAMS0_PARAMETERS", "cu=0", 1);
-  clu_capture_begin(2);
-  cl_platform_id pl;
-  cl_int perr = clGetPlatformIDs(1, &pl, NULL);
-  cl_device_id d;
-  cl_uint n = 0;
-  cl_int err = perr ? perr : clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
-  FILE *f = clu_capture_end(2);
-  CLU_CHECK(perr);
-  cr_assert(err != CL_SUCCESS || n == 0, "a device despite cu=0");
-  char buf[4096] = "";
-  size_t got = fread(buf, 1, sizeof buf - 1, f);
-  buf[got] = '\0';
-  fclose(f);
+  char buf[4096];
+  expect_no_device("a device despite cu=0", buf, sizeof buf);
   cr_assert(strstr(buf, "POCL_TEAMS0_PARAMETERS") != NULL &&
                 strstr(buf, "cu=0") != NULL,
             "stderr: %s", buf);
@@ -272,19 +268,8 @@ DRIVER_TEST(abi_mismatch_refused) {
   if (!on_teams_run())
     cr_skip_test("the ABI check is the teams driver's");
   setenv("TEAMS_POCL_ABI_SELFTEST", "1", 1);
-  clu_capture_begin(2);
-  cl_platform_id pl;
-  cl_int perr = clGetPlatformIDs(1, &pl, NULL);
-  cl_device_id d;
-  cl_uint n = 0;
-  cl_int err = perr ? perr : clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &d, &n);
-  FILE *f = clu_capture_end(2);
-  CLU_CHECK(perr);
-  cr_assert(err != CL_SUCCESS || n == 0, "device offered despite mismatch");
-  char buf[4096] = "";
-  size_t got = fread(buf, 1, sizeof buf - 1, f);
-  buf[got] = '\0';
-  fclose(f);
+  char buf[4096];
+  expect_no_device("device offered despite mismatch", buf, sizeof buf);
   cr_assert(strstr(buf, "ABI self-check failed") != NULL, "stderr: %s", buf);
   cr_assert(strstr(buf, "max_work_item_dimensions") != NULL, "stderr: %s",
             buf);
