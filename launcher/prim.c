@@ -16,6 +16,11 @@ void tt__futex_wait(_Atomic uint32_t *word, uint32_t val) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
+void tt__futex_wait_ns(_Atomic uint32_t *word, uint32_t val, uint64_t ns) {
+  struct timespec rel = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, &rel, NULL, 0);
+}
+
 void tt__futex_wake(_Atomic uint32_t *word, int n) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }

@@ -14,6 +14,8 @@
  * spuriously: callers re-check).  Private futex: the word lives in one
  * process. */
 void tt__futex_wait(_Atomic uint32_t *word, uint32_t val);
+/* tt__futex_wait that also returns after about ns nanoseconds. */
+void tt__futex_wait_ns(_Atomic uint32_t *word, uint32_t val, uint64_t ns);
 /* Wake up to n threads sleeping on word. */
 void tt__futex_wake(_Atomic uint32_t *word, int n);
 

@@ -79,6 +79,10 @@ uint32_t tt__team_skip_to_wrap(uint32_t left);
  * id not in 1 .. team size - 1.  Starts the team; waits for it. */
 int tt__team_make_polite(size_t w, uint64_t ns);
 
+/* Tests of the idle accounting (team.c, overcommitted()): how many workers
+ * the team counts awake now (team.awake, relaxed).  0 when no team runs. */
+size_t tt__team_awake(void);
+
 /* The defaults of TEAMS_TREE_MIN and TEAMS_TREE_K (team.c, "The tree"; the
  * choice is explained there), shared with tools/teams-sim's cost model. */
 #define TT__TREE_MIN_DEFAULT 32

@@ -111,21 +111,29 @@
  * gap of 50 us between two looks at the clock (in the idle loop, or when
  * the worker finds a region waiting) with an involuntary context switch
  * counted since (getrusage: a gap without one is an interrupt or the
- * hypervisor), or a wake-up that waited 200 us for a CPU.  A second loss
- * within two periods publishes the period (worker.polite_until), and while
- * it lasts the holder leaves the worker out of its regions, as it leaves out workers beyond
- * p: a greedy or each region runs on the others, and a static region's chunk
- * of a left-out worker runs on the holder after its own chunk (so a static
- * region's chunk c runs on participant c, or on participant 0 when c was
- * left out).  Waking it would cost the region a wake-up that waits for a
- * time slice (40-50 us on the 2-core KVM guest next to libgomp's spinning
- * workers, against 2-3 us of work per chunk) and would take the CPU from
- * the other runtime's thread.  The first region after the period wakes it
- * again: a worker that keeps losing probes for a free CPU about 16 times a
- * second, one that finds it free is back in every region.  The resync hands
- * its word to every worker, polite or not (see the generation wrap).  Only
- * whom the holder hands a region to, and the choice between spinning and
- * sleeping, change: the protocol already allows both.  Not in sentinel mode, whose user asked for a spinning worker and
+ * hypervisor), or a wake-up that waited 200 us for a CPU while other
+ * threads want the CPUs (cpus_wanted: more runnable threads than CPUs; the
+ * switch is evidence enough, but on the 16-CPU machine the hypervisor
+ * alone made wake-ups that late).  A second loss within two periods publishes the period
+ * (worker.polite_until), and while it is set the holder leaves the worker
+ * out of its regions, as it leaves out workers beyond p: a greedy or each
+ * region runs on the others, and a static region's chunk of a left-out
+ * worker runs on the holder after its own chunk (so a static region's chunk
+ * c runs on participant c, or on participant 0 when c was left out), unless
+ * the region is lent to OpenMP (below).  Waking it would cost the region a
+ * wake-up that waits for a time slice (40-50 us on the 2-core KVM guest
+ * next to libgomp's spinning workers, against 2-3 us of work per chunk)
+ * and would take the CPU from the other runtime's thread.  The worker ends
+ * its period itself: asleep, it wakes at the period's end (a timed futex
+ * wait), and a wake-up that came 200 us late while the CPUs are wanted is
+ * one more loss (the next period, doubled, is published at once); one on
+ * time clears polite_until, and the next region wakes it as any sleeper.
+ * So the holder never reads the clock for it and never hands a region to a
+ * worker that has not just found its CPU free.  The resync hands its word
+ * to every worker, polite or not (see the generation wrap).  Only whom the
+ * holder hands a region to, and the choice between spinning and sleeping,
+ * change: the protocol already allows both, and a timed wait's end is a
+ * spurious return of futex_wait to it.  Not in sentinel mode, whose user asked for a spinning worker and
  * which has its own rule for a busy machine (the sentinel steps aside when
  * overcommitted): sleeping workers there would leave no one to take the
  * role once the contention ends, since a sleeper waits for a region.
@@ -234,10 +242,13 @@
  */
 #include "team-internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,8 +399,16 @@ static _Thread_local int tls_depth;
 static _Thread_local bool tls_parallel; /* running a chunk of a team region */
 static _Thread_local char tls_token;
 
-/* OpenMP's omp_in_parallel, if the program links an OpenMP runtime. */
+/* OpenMP's omp_in_parallel, if the program links an OpenMP runtime, and
+ * what lending a region to it needs (see "Lending a region to OpenMP"):
+ * GOMP_parallel is libgomp's entry for a parallel region, which LLVM's
+ * libomp exports too (its GNU compatibility layer). */
 extern int omp_in_parallel(void) __attribute__((weak));
+extern int omp_get_thread_num(void) __attribute__((weak));
+extern int omp_get_num_threads(void) __attribute__((weak));
+extern int omp_get_max_threads(void) __attribute__((weak));
+extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
+                          unsigned flags) __attribute__((weak));
 
 /* ---- configuration ----------------------------------------------------------- */
 
@@ -465,6 +484,17 @@ static int env_choice(const char *name, const char *const *choices, int dflt) {
 /* ---- workers ------------------------------------------------------------------- */
 
 static bool overcommitted(void);
+
+/* What polite mode did in this process, for TEAMS_DEBUG's report at exit:
+ * losses by kind (an idle gap with an involuntary switch, a late wake-up
+ * from a holder, a polite sleep's end that came late), periods published
+ * (the holder left the worker out), regions lent to OpenMP.  Relaxed
+ * counters, bumped only on those rare paths. */
+static struct {
+  _Atomic uint64_t gap, late_wake, late_timer, published, lent;
+  _Atomic uint64_t sleep_spun, sleep_overcommitted, sleep_polite;
+} polite_stats;
+
 
 /* Wait until cond holds.  The holder (and a tree leader) waits for
  * participants that are running chunks of unknown length: spin while that
@@ -576,14 +606,14 @@ static bool join(uint32_t gen) {
  * left, (m - seen) / (2 p), at least one chunk (guided self-scheduling on
  * the one counter).  Batches shrink to single chunks as the range drains, so
  * the last chunks still balance one by one; a claim past m is clamped. */
-static void run_greedy(void (*f)(void *, size_t), void *ctx, size_t m,
-                       size_t p) {
+static void run_greedy(_Atomic size_t *next, void (*f)(void *, size_t),
+                       void *ctx, size_t m, size_t p) {
   size_t seen = 0, div = 2 * p;
   for (;;) {
     size_t k = seen < m ? (m - seen) / div : 0;
     if (k == 0)
       k = 1;
-    size_t b = tt_atomic_fetch_add_relaxed(&T.r.next, k);
+    size_t b = tt_atomic_fetch_add_relaxed(next, k);
     if (b >= m)
       return;
     size_t e = b + k < m ? b + k : m;
@@ -608,7 +638,7 @@ static void run_joined(worker *w, uint32_t go) {
   if (w->mode == TT__MODE_EACH) {
     w->f(w->ctx, w->id);
   } else {
-    run_greedy(w->f, w->ctx, w->m, w->p);
+    run_greedy(&T.r.next, w->f, w->ctx, w->m, w->p);
   }
   tls_parallel = false;
   tls_depth--;
@@ -685,6 +715,131 @@ static bool switched_out(long *nivcsw) {
   return yes;
 }
 
+static void polite_report(void) {
+  unsigned long long gap = tt_atomic_load_relaxed(&polite_stats.gap),
+                     late = tt_atomic_load_relaxed(&polite_stats.late_wake),
+                     timer = tt_atomic_load_relaxed(&polite_stats.late_timer),
+                     spun = tt_atomic_load_relaxed(&polite_stats.sleep_spun),
+                     over = tt_atomic_load_relaxed(&polite_stats.sleep_overcommitted),
+                     pol = tt_atomic_load_relaxed(&polite_stats.sleep_polite);
+  fprintf(stderr,
+          "teams: polite: %llu losses (idle gap %llu, late wake-up %llu, late "
+          "period end %llu), %llu periods left out, %llu regions lent to "
+          "OpenMP; workers slept %llu times: %llu after their spin, %llu "
+          "overcommitted, %llu polite\n",
+          gap + late + timer, gap, late, timer,
+          (unsigned long long)tt_atomic_load_relaxed(&polite_stats.published),
+          (unsigned long long)tt_atomic_load_relaxed(&polite_stats.lent),
+          spun + over + pol, spun, over, pol);
+}
+
+/* Polite mode: a worker's own record of its losses (see "Sharing the
+ * CPUs"), and its two steps: a loss, and the end of a period. */
+typedef struct polite_state {
+  uint64_t until;     /* end of the polite period (tt__now_ns), 0: none */
+  uint64_t ns;        /* the next period's length */
+  uint64_t last_loss; /* when it last lost its CPU, 0: never */
+  bool published;     /* it set its polite_until: the holder leaves it out */
+} polite_state;
+
+static void polite_loss(worker *w, polite_state *ps, uint64_t now) {
+  bool again = ps->last_loss != 0 && now - ps->last_loss <= 2 * ps->ns;
+  if (now - ps->last_loss > 8 * ps->ns)
+    ps->ns = TT_POLITE_MIN_NS; /* a loss long after the last starts over */
+  ps->last_loss = now;
+  ps->until = now + ps->ns;
+  /* Left out of regions only when it keeps losing: one loss may be a
+   * passing thread, and leaving a worker out costs its share. */
+  if (again || ps->published) {
+    tt_atomic_store_relaxed(&w->polite_until, ps->until);
+    if (!ps->published)
+      tt_atomic_fetch_add_relaxed(&polite_stats.published, 1);
+    ps->published = true;
+  }
+  if (ps->ns < TT_POLITE_MAX_NS)
+    ps->ns *= 2;
+}
+
+static void polite_end(worker *w, polite_state *ps) {
+  ps->until = 0;
+  if (ps->published) {
+    tt_atomic_store_relaxed(&w->polite_until, 0);
+    ps->published = false;
+  }
+}
+
+/* Polite mode: the first number of a small /proc file after `skip` fields
+ * (separated by spaces), or -1. */
+static long proc_field(const char *path, int skip) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  char buf[256];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  char *q = buf;
+  for (int f = 0; f < skip && q; f++)
+    if ((q = strchr(q, ' ')))
+      q++;
+  return q ? strtol(q, NULL, 10) : -1;
+}
+
+/* Runnable threads of this process (state R in /proc/self/task/N/stat), or
+ * -1. */
+static long process_running(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  long running = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      continue; /* the thread ended */
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+      continue;
+    buf[n] = 0;
+    char *q = strrchr(buf, ')'); /* the name may hold spaces and parens */
+    running += q && q[1] == ' ' && q[2] == 'R';
+  }
+  closedir(d);
+  return running;
+}
+
+/* Polite mode: whether other threads want the CPUs now, which makes a late
+ * wake-up a loss rather than the machine's own noise.  Either
+ * the machine has more runnable threads than CPUs online (/proc/loadavg's
+ * fourth field, which counts this worker), or the team's CPUs are a part
+ * of the machine (a binding, a container's cpuset or quota) and this
+ * process alone has more runnable threads than they are.  Without it the
+ * team alone on the 16-CPU machine (16 participants) counted 226 losses in
+ * 45500 regions, 197 of them wake-ups made late by the hypervisor, and
+ * left workers out for nothing; the 2-core machine next to libgomp's
+ * spinners still counts its losses (3 runnable threads for 2 CPUs).  A few
+ * system calls, only after a late wake-up; what cannot be read counts as
+ * wanted.  (A gap in the idle loop needs no such check: the involuntary
+ * switch that confirms it says another thread took this CPU, which a
+ * count over all CPUs would miss when threads are bound to a few.) */
+static bool cpus_wanted(void) {
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  long running = proc_field("/proc/loadavg", 3);
+  if (online <= 0 || running < 0 || running > online)
+    return true;
+  if (T.cpus >= (size_t)online)
+    return false;
+  long mine = process_running();
+  return mine < 0 || mine > (long)T.cpus;
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   if (w->cpu >= 0)
@@ -700,7 +855,7 @@ static void *worker_main(void *arg) {
   uint32_t ran_gen = 0;
   bool ran = false; /* ran a chunk of region ran_gen, which may still run */
   uint64_t last_look = last_event; /* the idle loop's last clock read */
-  uint64_t polite_until = 0, polite_ns = TT_POLITE_MIN_NS, last_loss = 0;
+  polite_state ps = {0, TT_POLITE_MIN_NS, 0, false};
   bool late_wake = false;
   long nivcsw = 0; /* involuntary context switches at the last look */
 
@@ -725,7 +880,7 @@ static void *worker_main(void *arg) {
       }
       ran_gen = gen;
       last_look = last_event = tt__now_ns();
-      deadline = last_event < polite_until ? last_event : last_event + T.spin_ns;
+      deadline = last_event < ps.until ? last_event : last_event + T.spin_ns;
       continue;
     }
     /* Spin: check the clock only every few rounds (it costs ~20 ns). */
@@ -740,25 +895,18 @@ static void *worker_main(void *arg) {
     if (T.polite && (late_wake || (now - last_look >= TT_LOST_CPU_NS &&
                                    switched_out(&nivcsw)))) {
       /* Lost the CPU while idle, or waited long for it after a wake-up:
-       * sleep now, and after chunks for a while.  A loss long after the
-       * last one starts the period over. */
+       * sleep now, and after chunks for a while. */
+      tt_atomic_fetch_add_relaxed(late_wake ? &polite_stats.late_wake
+                                            : &polite_stats.gap, 1);
       late_wake = false;
-      bool again = last_loss != 0 && now - last_loss <= 2 * (uint64_t)polite_ns;
-      if (now - last_loss > 8 * (uint64_t)polite_ns)
-        polite_ns = TT_POLITE_MIN_NS;
-      last_loss = now;
-      polite_until = now + polite_ns;
-      /* Left out of regions only when it keeps losing: one loss may be a
-       * passing thread, and leaving a worker out costs its share. */
-      if (again)
-        tt_atomic_store_relaxed(&w->polite_until, polite_until);
-      if (polite_ns < TT_POLITE_MAX_NS)
-        polite_ns *= 2;
+      polite_loss(w, &ps, now);
       deadline = now;
       ran = false;
     }
     last_look = now;
-    bool polite = now < polite_until;
+    bool polite = now < ps.until;
+    if (!polite && ps.until)
+      polite_end(w, &ps);
     if (now - last_event >= TT_POLITE_AFTER_NS)
       sched_yield();
     if (ran) {
@@ -770,7 +918,7 @@ static void *worker_main(void *arg) {
     if (now < deadline && !overcommitted())
       continue;
     if (!polite)
-      polite_ns = TT_POLITE_MIN_NS; /* the spin ran out undisturbed */
+      ps.ns = TT_POLITE_MIN_NS; /* the spin ran out undisturbed */
     if (T.sentinel_mode && !overcommitted()) {
       uint32_t none = 0;
       if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
@@ -785,17 +933,36 @@ static void *worker_main(void *arg) {
     uint32_t expect = seen;
     if (!tt_atomic_cas_acq_rel(&w->go, &expect, seen | GO_SLEEP))
       continue; /* a region arrived: handle it */
+    tt_atomic_fetch_add_relaxed(polite ? &polite_stats.sleep_polite
+                                : now >= deadline ? &polite_stats.sleep_spun
+                                                  : &polite_stats.sleep_overcommitted,
+                                1);
     tt_atomic_fetch_sub_relaxed(&T.awake, 1);
-    do
-      tt__futex_wait(&w->go, seen | GO_SLEEP);
-    while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP));
+    while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP)) {
+      if (!ps.until) {
+        tt__futex_wait(&w->go, seen | GO_SLEEP);
+        continue;
+      }
+      /* Polite: asleep until a region or the period's end, when it looks
+       * whether the CPU was free: a timer that fired on time but ran this
+       * thread late means another thread still holds it. */
+      uint64_t t = tt__now_ns();
+      if (t < ps.until)
+        tt__futex_wait_ns(&w->go, seen | GO_SLEEP, ps.until - t);
+      else if (t - ps.until >= TT_LATE_WAKE_NS && cpus_wanted()) {
+        tt_atomic_fetch_add_relaxed(&polite_stats.late_timer, 1);
+        polite_loss(w, &ps, t);
+      }
+      else
+        polite_end(w, &ps);
+    }
     tt_atomic_fetch_add_relaxed(&T.awake, 1);
     last_look = last_event = tt__now_ns();
     /* Woken by a holder (woke_at set): a wake-up that waited this long for
      * a CPU makes the worker polite once it has run the region. */
     uint64_t woke_at = tt_atomic_exchange_relaxed(&w->woke_at, 0);
     late_wake = woke_at != 0 && last_event > woke_at &&
-                last_event - woke_at >= TT_LATE_WAKE_NS;
+                last_event - woke_at >= TT_LATE_WAKE_NS && cpus_wanted();
     deadline = last_event + T.spin_ns;
   }
   return NULL;
@@ -910,6 +1077,12 @@ static int start_locked(void) {
   T.gen = 2; /* regions start at generation 3 (next_go) */
   T.resync_gen = 2;
   T.left_base = 0;
+  /* Counted awake before they run: a worker that finds nothing to do sleeps
+   * after spin_ns, and its fetch_sub must not come before this store (on
+   * the 16-CPU machine creating 15 threads took longer than the spin: the
+   * early sleepers' decrements were overwritten, awake stayed too high, and
+   * every worker saw the team overcommitted and slept after each region). */
+  tt_atomic_store_relaxed(&T.awake, n - 1);
   size_t made = 1;
   for (size_t i = 1; i < n; i++) {
     ws[i].id = i;
@@ -925,7 +1098,8 @@ static int start_locked(void) {
   }
   free(cpus_of);
   tt_atomic_store_relaxed(&T.size, made);
-  tt_atomic_store_relaxed(&T.awake, made - 1);
+  if (made < n)
+    tt_atomic_fetch_sub_relaxed(&T.awake, n - made);
   T.start_ms = (double)(tt__now_ns() - t0) / 1e6;
   tt_atomic_store_release(&T.running, 1);
 
@@ -933,6 +1107,8 @@ static int start_locked(void) {
   const char *dbg = getenv("TEAMS_DEBUG");
   if (dbg && *dbg && strcmp(dbg, "0") && !told) {
     told = true;
+    if (T.polite)
+      atexit(polite_report);
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), spin %.1f us, idle %s, "
             "polite %s, busy %s, pin %s, tree from %zu (k %zu), topology %.2f ms, "
@@ -1002,6 +1178,11 @@ uint32_t tt__team_skip_to_wrap(uint32_t left) {
   uint32_t now = GEN_MASK - T.gen;
   release();
   return now;
+}
+
+size_t tt__team_awake(void) {
+  return tt_atomic_load_acquire(&T.running) ? tt_atomic_load_relaxed(&T.awake)
+                                            : 0;
 }
 
 int tt__team_make_polite(size_t w, uint64_t ns) {
@@ -1125,8 +1306,7 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
   } else {
     for (size_t i = 1; i < p; i++) { /* hand_on's steps, no subtree */
       worker *w = &T.workers[i];
-      uint64_t until = tt_atomic_load_relaxed(&w->polite_until);
-      if (until != 0 && !all && (now ? now : (now = tt__now_ns())) < until) {
+      if (!all && tt_atomic_load_relaxed(&w->polite_until) != 0) {
         if (nleft_out++ == 0)
           memset(left_out, 0, sizeof(uint64_t) * ((p + 63) / 64));
         left_out[i / 64] |= (uint64_t)1 << (i % 64);
@@ -1165,7 +1345,7 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
   tls_depth++;
   tls_parallel = true;
   if (mode == TT__MODE_GREEDY) {
-    run_greedy(f, ctx, m, p);
+    run_greedy(&T.r.next, f, ctx, m, p);
   } else {
     f(ctx, 0);
     if (mode == TT__MODE_STATIC && nleft_out)
@@ -1224,6 +1404,91 @@ static bool in_openmp_parallel(void) {
   return omp_in_parallel && omp_in_parallel();
 }
 
+/* Lending a region to OpenMP.  In a process whose OpenMP runtime keeps its
+ * own workers spinning between its regions (libgomp for GOMP_SPINCOUNT,
+ * libomp for KMP_BLOCKTIME), the team's workers find their CPUs taken and
+ * turn polite, and the holder would run the region alone.  Two sets of
+ * idle threads for one set of CPUs is the cost; the cure is one set: while
+ * at least half of a flat region's workers are polite, the holder hands the
+ * region to the OpenMP runtime instead (GOMP_parallel, with as many threads
+ * as OpenMP would use, at most p), whose threads are the ones holding the
+ * CPUs and are spinning for work.  Thread t of that region is participant
+ * t: a static region's chunk c runs on thread c mod n (n threads), a greedy
+ * one claims batches from the region's own counter as the team does, an
+ * each region runs f(ctx, t) on threads t < p.  Nothing of the team's
+ * protocol runs: the team is held, no go word is written, no worker is
+ * woken, and the region's end is OpenMP's barrier.  Only from the process's
+ * first thread, which is where an OpenMP program runs its own regions:
+ * another thread would get an OpenMP thread pool of its own, one more set
+ * of spinners.  Never for a region that asked for all (first touch places
+ * pages on the team's CPUs), nor along the tree, nor for a pinned team
+ * (its participants are CPUs: victim orders, sub-devices, first touch).
+ * Not in a ThreadSanitizer build, which cannot see OpenMP's barriers (the
+ * runtime is not instrumented) and would report every lent region's
+ * results as a race.  The polite periods decide
+ * when it ends: once a worker's period passes, the next region wakes it
+ * again, and a worker that finds its CPU free is back. */
+typedef struct lent {
+  void (*f)(void *, size_t);
+  void *ctx;
+  size_t m, p;
+  tt__mode mode;
+  _Atomic size_t next;
+} lent;
+
+static void lent_part(void *data) {
+  lent *L = data;
+  size_t t = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
+  int saved_self = tls_self;
+  bool saved_parallel = tls_parallel;
+  tls_self = (int)t;
+  tls_depth++;
+  tls_parallel = true;
+  if (L->mode == TT__MODE_GREEDY)
+    run_greedy(&L->next, L->f, L->ctx, L->m, n);
+  else if (L->mode == TT__MODE_EACH)
+    L->f(L->ctx, t);
+  else
+    for (size_t c = t; c < L->p; c += n)
+      L->f(L->ctx, c);
+  tls_parallel = saved_parallel;
+  tls_depth--;
+  tls_self = saved_self;
+}
+
+/* Threads for a region lent to OpenMP, or 0 when it is not lent (above).
+ * Precondition: the caller holds the team; 2 <= p <= T.size. */
+static size_t lend_threads(size_t p, bool all) {
+#if defined(__SANITIZE_THREAD__)
+  (void)p;
+  (void)all;
+  return 0;
+#endif
+  if (!T.polite || all || p >= T.tree_min || T.pin != TT__PIN_NONE ||
+      !GOMP_parallel ||
+      !omp_get_thread_num || !omp_get_num_threads || !omp_get_max_threads)
+    return 0;
+  size_t polite = 0;
+  for (size_t i = 1; i < p; i++)
+    polite += tt_atomic_load_relaxed(&T.workers[i].polite_until) != 0;
+  if (2 * polite < p - 1 || polite == 0)
+    return 0;
+  if ((pid_t)syscall(SYS_gettid) != getpid())
+    return 0;
+  int n = omp_get_max_threads();
+  return n < 2 ? 0 : (size_t)n < p ? (size_t)n : p;
+}
+
+static void run_lent(void (*f)(void *, size_t), void *ctx, size_t m,
+                     size_t p, tt__mode mode, size_t n) {
+  lent L = {f, ctx, m, p, mode, 0};
+  tt_atomic_fetch_add_relaxed(&polite_stats.lent, 1);
+  /* No region of the team runs: a worker that ran a chunk of the last one
+   * must not spin on for this one (region_running). */
+  tt_atomic_store_relaxed(&T.running_gen, 0);
+  GOMP_parallel(lent_part, &L, (unsigned)n, 0);
+}
+
 int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
                  tt__mode mode, int *parallel) {
   if (parallel)
@@ -1271,7 +1536,11 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     run_serial(f, ctx, m, mode);
     return 0;
   }
-  run_parallel(f, ctx, m, p, mode, all);
+  size_t lend = lend_threads(p, all);
+  if (lend)
+    run_lent(f, ctx, m, p, mode, lend);
+  else
+    run_parallel(f, ctx, m, p, mode, all);
   release();
   if (parallel)
     *parallel = 1;

@@ -25,7 +25,8 @@
  *     the go word), the CAS seen -> seen|SLEEP and the futex_wait loop;
  *   - the futex: futex_wait queues the worker only while the word still has
  *     the value (atomically), futex_wake dequeues it, and up to SPURIOUS
- *     returns without a wake (spurious, EINTR from a signal) per run;
+ *     returns without a wake (spurious, EINTR from a signal, the end of a
+ *     polite worker's timed wait) per run;
  *   - tt_team_shutdown, concurrent with the host threads: take_waiting,
  *     next_go (with its resync) before stopping, then stopping, the go word
  *     for every worker, its exchange (+ wake), join,
@@ -103,8 +104,9 @@
  * slower, not wrong: no mutant.
  *
  * Polite mode (-DLEAVE_OUT): the holder may leave any worker out of a
- * region (team.c decides by the worker's polite period, which the model
- * abstracts into a nondeterministic choice), never out of a resync; it runs
+ * region (team.c decides by the worker's polite_until, which the worker
+ * sets and clears itself, and which the model abstracts into a
+ * nondeterministic choice), never out of a resync; it runs
  * a static region's chunk of a left-out worker itself after its own, and
  * counts only the workers it handed the region to in `left`'s target.
  * Mutations: MUT_LEFT_OUT_COUNTED (the target counts a left-out worker: the

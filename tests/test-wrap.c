@@ -226,3 +226,26 @@ Test(wrap, resync_names_polite_worker, .timeout = 60) {
   polite_worker = 0;
   launch(3, 3);
 }
+
+/* The idle accounting: once every worker sleeps, the team counts none
+ * awake.  Workers that sleep at once (spin 0) while the team is still
+ * creating the others must not be counted awake for good: a count left too
+ * high reads as an overcommitted team, whose workers then sleep after every
+ * region (seen on a 16-CPU machine: 30 us per empty region instead of 2.5). */
+Test(wrap, awake_count_settles_to_zero, .timeout = 60) {
+  for (int round = 0; round < 5; round++) {
+    team_of("8", "0", NULL);
+    for (int i = 0; i < 3; i++)
+      launch(8, 8);
+    size_t awake = 0;
+    for (int t = 0; t < 400; t++) { /* up to 2 s for the last to sleep */
+      awake = tt__team_awake();
+      if (awake == 0)
+        break;
+      struct timespec ts = {0, 5000000};
+      nanosleep(&ts, NULL);
+    }
+    cr_assert_eq(awake, 0, "round %d: %zu workers counted awake while all sleep",
+                 round, awake);
+  }
+}
