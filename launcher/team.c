@@ -435,9 +435,12 @@ extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
  * also costs its leader's own notice of its go word and a handful of
  * instructions, while the flat holder's exchanges overlap the workers'
  * starts, so the tree starts at 32, where the model gives 8 transfers
- * against 31; measurement on a machine that large should move it.  A
- * 2-core machine never uses it unless TEAMS_TREE_MIN is set (the tests
- * force it). */
+ * against 31; measurement on a machine that large should move it.  On the
+ * 16-CPU machine (one L3, bench/scaling.sh) the tree was ahead at 16 (empty
+ * static region 1.88 us against 2.22 flat, greedy 3.51 against 3.98) and
+ * behind at 8 (1.60 against 1.21) and 4 (0.80 against 0.74): one run, so
+ * 32 stays.  A 2-core machine never uses it unless TEAMS_TREE_MIN is set
+ * (the tests force it). */
 #define TT_DEFAULT_TREE_MIN TT__TREE_MIN_DEFAULT
 #define TT_DEFAULT_TREE_K TT__TREE_K_DEFAULT
 
