@@ -90,7 +90,8 @@ TT_EXTERN int tt_team_get_info(tt_team_info *info);
 /* Per-region counters of the steal schedule (see tt_foreach_range). */
 typedef struct tt_steal_stats {
   uint64_t steals;         /* successful steals */
-  uint64_t moved;          /* indices moved by steals */
+  uint64_t moved;          /* indices moved by steals (an index a thief took
+                              and another took from it counts twice) */
   uint64_t moved_cross_llc;  /* ... to a thief not sharing the victim's LLC */
   uint64_t moved_cross_node; /* ... to a thief on another NUMA node */
   uint64_t rescues;        /* blocks rescued from owners that never started */
