@@ -105,38 +105,38 @@
  * shares a CPU with another runtime's spinner is the worst of both: each
  * hand-over between the runtimes waits for a scheduler time slice, while a
  * woken sleeper is at least placed by the scheduler as one that did not use
- * its share.  The period doubles (1 ms to 64 ms) each time the worker
- * loses its CPU again before a spin has run out undisturbed, and starts over
- * after one that has or when the last loss is 8 periods old.  A loss is a
- * gap of 50 us between two looks at the clock (in the idle loop, or when
- * the worker finds a region waiting) with an involuntary context switch
- * counted since (getrusage: a gap without one is an interrupt or the
- * hypervisor), or a wake-up that waited 200 us for a CPU while other
- * threads want the CPUs (cpus_wanted: more runnable threads than CPUs; the
- * switch is evidence enough, but on the 16-CPU machine the hypervisor
- * alone made wake-ups that late).  A second loss within two periods publishes the period
- * (worker.polite_until), and while it is set the holder leaves the worker
- * out of its regions, as it leaves out workers beyond p: a greedy or each
- * region runs on the others, and a static region's chunk of a left-out
- * worker runs on the holder after its own chunk (so a static region's chunk
- * c runs on participant c, or on participant 0 when c was left out), unless
- * the region is lent to OpenMP (below).  Waking it would cost the region a
- * wake-up that waits for a time slice (40-50 us on the 2-core KVM guest
- * next to libgomp's spinning workers, against 2-3 us of work per chunk)
- * and would take the CPU from the other runtime's thread.  The worker ends
- * its period itself: asleep, it wakes at the period's end (a timed futex
- * wait), and a wake-up that came 200 us late while the CPUs are wanted is
- * one more loss (the next period, doubled, is published at once); one on
- * time clears polite_until, and the next region wakes it as any sleeper.
- * So the holder never reads the clock for it and never hands a region to a
- * worker that has not just found its CPU free.  The resync hands its word
- * to every worker, polite or not (see the generation wrap).  Only whom the
- * holder hands a region to, and the choice between spinning and sleeping,
- * change: the protocol already allows both, and a timed wait's end is a
- * spurious return of futex_wait to it.  Not in sentinel mode, whose user asked for a spinning worker and
- * which has its own rule for a busy machine (the sentinel steps aside when
- * overcommitted): sleeping workers there would leave no one to take the
- * role once the contention ends, since a sleeper waits for a region.
+ * its share.  The period doubles (1 ms to 64 ms) each time the worker loses
+ * its CPU again before a spin has run out undisturbed, and starts over after
+ * one that has or when the last loss is 8 periods old.  A loss is a gap of 50
+ * us between two looks at the clock (in the idle loop, or when the worker
+ * finds a region waiting) with an involuntary context switch counted since
+ * (getrusage: a gap without one is an interrupt or the hypervisor), or a
+ * wake-up that waited 200 us for a CPU while other threads want the CPUs
+ * (cpus_wanted: more runnable threads than CPUs; the switch is evidence
+ * enough, but on the 16-CPU machine the hypervisor alone made wake-ups that
+ * late).  A second loss within two periods publishes the period
+ * (worker.polite_until), and while it is set the holder leaves the worker out
+ * of its regions, as it leaves out workers beyond p: a greedy or each region
+ * runs on the others, and a static region's chunk of a left-out worker runs
+ * on the holder after its own chunk (so a static region's chunk c runs on
+ * participant c, or on participant 0 when c was left out), unless the region
+ * is lent to OpenMP (below).  Waking it would cost the region a wake-up that
+ * waits for a time slice (40-50 us on the 2-core KVM guest next to libgomp's
+ * spinning workers, against 2-3 us of work per chunk) and would take the CPU
+ * from the other runtime's thread.  The worker ends its period itself:
+ * asleep, it wakes at the period's end (a timed futex wait), and a wake-up
+ * that came 200 us late while the CPUs are wanted is one more loss (the next
+ * period, doubled, is published at once); one on time clears polite_until,
+ * and the next region wakes it as any sleeper.  So the holder never reads the
+ * clock for it and never hands a region to a worker that has not just found
+ * its CPU free.  The resync hands its word to every worker, polite or not
+ * (see the generation wrap).  Only whom the holder hands a region to, and the
+ * choice between spinning and sleeping, change: the protocol already allows
+ * both, and a timed wait's end is a spurious return of futex_wait to it.  Not
+ * in sentinel mode, whose user asked for a spinning worker and which has its
+ * own rule for a busy machine (the sentinel steps aside when overcommitted):
+ * sleeping workers there would leave no one to take the role once the
+ * contention ends, since a sleeper waits for a region.
  *
  * The tree: publishing a region is p - 1 exchanges by the holder, and a
  * static region's end p - 1 adds to `left`, so the critical path of a
