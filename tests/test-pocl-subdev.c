@@ -155,6 +155,12 @@ static void partition(cl_device_id dev, const cl_device_partition_property *prop
   cr_assert_eq(n, want);
 }
 
+/* The properties of a partition by affinity domain d (any value: the
+ * tests pass bad ones too). */
+#define BY_DOMAIN(d)                                                           \
+  ((const cl_device_partition_property[]){                                     \
+      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, (cl_device_partition_property)(d), 0})
+
 static void check_type(cl_device_id dev, cl_device_affinity_domain dom) {
   cl_device_partition_property t[8] = {0};
   size_t size = 0;
@@ -199,13 +205,12 @@ SUBDEV_TEST(reports_domains) {
                         CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE,
                "domains %#llx", (unsigned long long)dom);
   /* a domain the machine lacks, and a value that is no domain */
-  cl_device_partition_property l1[] = {CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN,
-                                       CL_DEVICE_AFFINITY_DOMAIN_L1_CACHE, 0};
+  const cl_device_partition_property *l1 =
+      BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_L1_CACHE);
   cl_uint n = 0;
   cr_assert_eq(clCreateSubDevices(e.dev, l1, 0, NULL, &n),
                CL_DEVICE_PARTITION_FAILED);
-  cl_device_partition_property bad[] = {CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN,
-                                        3, 0};
+  const cl_device_partition_property *bad = BY_DOMAIN(3);
   cr_assert_eq(clCreateSubDevices(e.dev, bad, 0, NULL, &n), CL_INVALID_VALUE);
   clu_close(&e);
 }
@@ -215,11 +220,8 @@ SUBDEV_TEST(numa) {
   setup(MACHINE, NULL);
   clu_env e;
   clu_open(&e, 0);
-  cl_device_partition_property props[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
-      0};
   cl_device_id sub[2];
-  partition(e.dev, props, 2, sub);
+  partition(e.dev, BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_NUMA), 2, sub);
   check_domains(sub, 2, CL_DEVICE_AFFINITY_DOMAIN_NUMA, 0, 4);
   /* the root device still runs on every participant's domain */
   run_on(e.dev, 0, TEAM);
@@ -232,9 +234,8 @@ SUBDEV_TEST(next_partitionable_nested) {
   setup(MACHINE, NULL);
   clu_env e;
   clu_open(&e, 0);
-  cl_device_partition_property next[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN,
-      CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE, 0};
+  const cl_device_partition_property *next =
+      BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE);
   cl_device_id node[2], l3[2], l2[2];
   partition(e.dev, next, 2, node);
   check_type(node[1], CL_DEVICE_AFFINITY_DOMAIN_NUMA);
@@ -256,11 +257,8 @@ SUBDEV_TEST(l3) {
   setup(MACHINE, NULL);
   clu_env e;
   clu_open(&e, 0);
-  cl_device_partition_property props[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN,
-      CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE, 0};
   cl_device_id sub[4];
-  partition(e.dev, props, 4, sub);
+  partition(e.dev, BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE), 4, sub);
   check_domains(sub, 4, CL_DEVICE_AFFINITY_DOMAIN_L3_CACHE, 0, 2);
   clu_close(&e);
 }
@@ -311,11 +309,8 @@ static void concurrent_case(const char *params) {
   setup(MACHINE, params);
   clu_env e;
   clu_open(&e, 0);
-  cl_device_partition_property props[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
-      0};
   cl_device_id sub[2];
-  partition(e.dev, props, 2, sub);
+  partition(e.dev, BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_NUMA), 2, sub);
   sub_env s[2];
   for (unsigned i = 0; i < 2; i++) {
     sub_open(&s[i], sub[i], 4 * 256);
@@ -360,11 +355,11 @@ SUBDEV_TEST(unpinned_has_no_domains) {
   CLU_CHECK(clGetDeviceInfo(e.dev, CL_DEVICE_PARTITION_AFFINITY_DOMAIN,
                             sizeof dom, &dom, NULL));
   cr_assert_eq(dom, 0);
-  cl_device_partition_property numa[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
-      0};
   cl_uint n = 0;
-  cr_assert_eq(clCreateSubDevices(e.dev, numa, 0, NULL, &n), CL_INVALID_VALUE);
+  cr_assert_eq(clCreateSubDevices(e.dev,
+                                  BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_NUMA), 0,
+                                  NULL, &n),
+               CL_INVALID_VALUE);
   clu_close(&e);
 }
 
@@ -436,11 +431,8 @@ SUBDEV_TEST(buffer_touched_by_its_participants) {
     cr_skip_test("THP \"always\": pages fault 2 MiB at a time");
   clu_env e;
   clu_open(&e, 0);
-  cl_device_partition_property props[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
-      0};
   cl_device_id sub[2];
-  partition(e.dev, props, 2, sub);
+  partition(e.dev, BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_NUMA), 2, sub);
   sub_env s;
   sub_open(&s, sub[1], 4 * 64); /* warm: the kernel, the queue */
   sub_enqueue(&s, 1);
@@ -492,9 +484,8 @@ SUBDEV_TEST(buffers_on_their_node) {
                  nodes);
   clu_env e;
   clu_open(&e, 0);
-  cl_device_partition_property props[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
-      0};
+  const cl_device_partition_property *props =
+      BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_NUMA);
   cl_uint n = 0;
   if (clCreateSubDevices(e.dev, props, 0, NULL, &n) != CL_SUCCESS || n < 2)
     cr_skip_test("the pinned team spans one node");
@@ -551,16 +542,13 @@ SUBDEV_TEST(scattered_domains_are_not_offered) {
   cr_assert_eq(dom, CL_DEVICE_AFFINITY_DOMAIN_NUMA |
                         CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE,
                "domains %#llx", (unsigned long long)dom);
-  cl_device_partition_property l2[] = {CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN,
-                                       CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE, 0};
   cl_uint n = 0;
-  cr_assert_eq(clCreateSubDevices(e.dev, l2, 0, NULL, &n),
+  cr_assert_eq(clCreateSubDevices(e.dev,
+                                  BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE),
+                                  0, NULL, &n),
                CL_DEVICE_PARTITION_FAILED);
-  cl_device_partition_property numa[] = {
-      CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_NUMA,
-      0};
   cl_device_id sub[2];
-  partition(e.dev, numa, 2, sub);
+  partition(e.dev, BY_DOMAIN(CL_DEVICE_AFFINITY_DOMAIN_NUMA), 2, sub);
   run_on(sub[1], 4, 4);
   clu_close(&e);
 }
