@@ -255,13 +255,19 @@ static size_t allowed_nodes(void) {
   return k;
 }
 
-Test(touch, places_fresh_pages_and_keeps_contents) {
-  size_t bp = tt__page_size(), pages = 64, bytes = pages * bp;
+/* bytes of fresh anonymous memory, not yet faulted in, in small pages: THP
+ * "always" would fault 2 MiB at once and the touch rule would use it. */
+static char *fresh_pages(size_t bytes) {
   char *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   cr_assert_neq(a, MAP_FAILED);
-  /* THP "always" would fault 2 MiB at once and the rule would use it */
   (void)madvise(a, bytes, MADV_NOHUGEPAGE);
+  return a;
+}
+
+Test(touch, places_fresh_pages_and_keeps_contents) {
+  size_t bp = tt__page_size(), pages = 64, bytes = pages * bp;
+  char *a = fresh_pages(bytes);
   int *st = malloc(pages * sizeof *st);
   page_nodes(a, bytes, st);
   for (size_t k = 0; k < pages; k++)
@@ -428,10 +434,7 @@ Test(touch_on, touches_on_a_run_and_waits_for_a_held_team) {
   setenv("TEAMS_NUM_THREADS", "4", 1);
   cr_assert_eq(tt_team_size(), 4);
   size_t bp = tt__page_size(), pages = 32, bytes = pages * bp;
-  char *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  cr_assert_neq(a, MAP_FAILED);
-  (void)madvise(a, bytes, MADV_NOHUGEPAGE);
+  char *a = fresh_pages(bytes);
   int *st = malloc(pages * sizeof *st);
   hold_team h = {0, 0};
   pthread_t t;
