@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prim.h"
 #include "team-internal.h"
 #include "teams/errors.h"
 
@@ -260,19 +261,6 @@ int tt__mountinfo_cgroup(const char *text, const char *controller, char *mnt,
   return TT_EINVAL;
 }
 
-/* Reads a small file into buf (NUL-terminated); false when it cannot or
- * when it is empty. */
-static bool read_small(const char *path, char *buf, size_t cap) {
-  FILE *f = fopen(path, "re");
-  if (!f)
-    return false;
-  size_t n = fread(buf, 1, cap - 1, f);
-  bool ok = !ferror(f);
-  fclose(f);
-  buf[n] = 0;
-  return ok && n > 0;
-}
-
 /* A whole file (procfs files have no size to ask for), malloc'd, or NULL. */
 static char *read_all(const char *path) {
   FILE *f = fopen(path, "re");
@@ -312,14 +300,14 @@ static double quota_of(const char *dir, bool v1) {
   double cpus = 0;
   if (v1) {
     snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
-    if (!read_small(path, a, sizeof a))
+    if (!tt__read_small(path, a, sizeof a))
       return 0;
     snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-    if (!read_small(path, b, sizeof b) || tt__cgroup_cfs_parse(a, b, &cpus) < 0)
+    if (!tt__read_small(path, b, sizeof b) || tt__cgroup_cfs_parse(a, b, &cpus) < 0)
       return 0;
   } else {
     snprintf(path, sizeof path, "%s/cpu.max", dir);
-    if (!read_small(path, a, sizeof a) || tt__cgroup_max_parse(a, &cpus) < 0)
+    if (!tt__read_small(path, a, sizeof a) || tt__cgroup_max_parse(a, &cpus) < 0)
       return 0;
   }
   return cpus;
@@ -506,7 +494,7 @@ static const char *real_getenv(const char *name, void *ctx) {
 static bool cgroup_dir(const char *controller, char *mnt, size_t mnt_len,
                        char *rel, size_t rel_len) {
   char cg[4096], path[4096], root[4096];
-  if (!read_small("/proc/self/cgroup", cg, sizeof cg) ||
+  if (!tt__read_small("/proc/self/cgroup", cg, sizeof cg) ||
       tt__cgroup_path_parse(cg, controller, path, sizeof path) < 0)
     return false;
   char *mountinfo = read_all("/proc/self/mountinfo");
@@ -531,18 +519,18 @@ void tt__cpuset_read(tt__cpuset_in *in) {
     tt__mask_zero(&in->caller);
 
   char buf[4096], mnt[1024], rel[2048], path[4096];
-  in->allowed_known = read_small("/sys/devices/system/cpu/online", buf, sizeof buf) &&
+  in->allowed_known = tt__read_small("/sys/devices/system/cpu/online", buf, sizeof buf) &&
                       tt__cpulist_parse(buf, &in->allowed) > 0;
   /* the cgroup's cpuset: v2's effective list, else v1's */
   tt__cpumask cg;
   bool have_cg = false;
   if (cgroup_dir(NULL, mnt, sizeof mnt, rel, sizeof rel)) {
     snprintf(path, sizeof path, "%s%s/cpuset.cpus.effective", mnt, rel);
-    have_cg = read_small(path, buf, sizeof buf) && tt__cpulist_parse(buf, &cg) > 0;
+    have_cg = tt__read_small(path, buf, sizeof buf) && tt__cpulist_parse(buf, &cg) > 0;
   }
   if (!have_cg && cgroup_dir("cpuset", mnt, sizeof mnt, rel, sizeof rel)) {
     snprintf(path, sizeof path, "%s%s/cpuset.effective_cpus", mnt, rel);
-    have_cg = read_small(path, buf, sizeof buf) && tt__cpulist_parse(buf, &cg) > 0;
+    have_cg = tt__read_small(path, buf, sizeof buf) && tt__cpulist_parse(buf, &cg) > 0;
   }
   if (have_cg && in->allowed_known)
     tt__mask_and(&in->allowed, &in->allowed, &cg);

@@ -25,6 +25,17 @@ void tt__futex_wake(_Atomic uint32_t *word, int n) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+bool tt__read_small(const char *path, char *buf, size_t cap) {
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return false;
+  size_t n = fread(buf, 1, cap - 1, f);
+  bool ok = !ferror(f);
+  fclose(f);
+  buf[n] = 0;
+  return ok && n > 0;
+}
+
 uint64_t tt__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,10 @@ void tt__futex_wait(_Atomic uint32_t *word, uint32_t val);
 void tt__futex_wait_ns(_Atomic uint32_t *word, uint32_t val, uint64_t ns);
 /* Wake up to n threads sleeping on word. */
 void tt__futex_wake(_Atomic uint32_t *word, int n);
+
+/* Reads a small file (procfs, sysfs, cgroupfs) into buf, NUL-terminated;
+ * false when it cannot or when it is empty. */
+bool tt__read_small(const char *path, char *buf, size_t cap);
 
 /* Monotonic time in nanoseconds (vDSO, ~20 ns). */
 uint64_t tt__now_ns(void);

@@ -244,7 +244,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -774,15 +773,9 @@ static void polite_end(worker *w, polite_state *ps) {
 /* Polite mode: the first number of a small /proc file after `skip` fields
  * (separated by spaces), or -1. */
 static long proc_field(const char *path, int skip) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
   char buf[256];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
+  if (!tt__read_small(path, buf, sizeof buf))
     return -1;
-  buf[n] = 0;
   char *q = buf;
   for (int f = 0; f < skip && q; f++)
     if ((q = strchr(q, ' ')))
@@ -803,14 +796,8 @@ static long process_running(void) {
       continue;
     char path[300], buf[512];
     snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!tt__read_small(path, buf, sizeof buf))
       continue; /* the thread ended */
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-      continue;
-    buf[n] = 0;
     char *q = strrchr(buf, ')'); /* the name may hold spaces and parens */
     running += q && q[1] == ' ' && q[2] == 'R';
   }
