@@ -132,14 +132,21 @@ typedef struct plain_range {
   size_t n, grain, grains, p;
 } plain_range;
 
+/* Runs block c of `grains` grains split into `parts` blocks, as indices
+ * [begin, end) of [0, n) (the last grain clipped to n). */
+static void run_grain_block(range_fn f, void *ctx, size_t n, size_t grain,
+                            size_t grains, size_t parts, size_t c) {
+  size_t g0, g1;
+  tt__block(grains, parts, c, &g0, &g1);
+  size_t begin = g0 * grain;
+  size_t end = n - begin > (g1 - g0) * grain ? g1 * grain : n;
+  if (begin < end)
+    f(ctx, begin, end);
+}
+
 static void static_chunk(void *ctx, size_t c) {
   const plain_range *s = ctx;
-  size_t g0, g1;
-  tt__block(s->grains, s->p, c, &g0, &g1);
-  size_t begin = g0 * s->grain;
-  size_t end = s->n - begin > (g1 - g0) * s->grain ? g1 * s->grain : s->n;
-  if (begin < end)
-    s->f(s->ctx, begin, end);
+  run_grain_block(s->f, s->ctx, s->n, s->grain, s->grains, s->p, c);
 }
 
 static void greedy_chunk(void *ctx, size_t c) {
@@ -299,12 +306,7 @@ typedef struct on_range {
 extern int omp_in_parallel(void) __attribute__((weak));
 
 static void on_block(on_range *s, size_t k) {
-  size_t g0, g1;
-  tt__block(s->grains, s->count, k, &g0, &g1);
-  size_t begin = g0 * s->grain;
-  size_t end = s->n - begin > (g1 - g0) * s->grain ? g1 * s->grain : s->n;
-  if (begin < end)
-    s->f(s->ctx, begin, end);
+  run_grain_block(s->f, s->ctx, s->n, s->grain, s->grains, s->count, k);
   tt_atomic_fetch_or_acq_rel(&s->done[k / 64], (uint64_t)1 << (k % 64));
 }
 
