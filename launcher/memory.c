@@ -53,7 +53,7 @@ static size_t page_after(const tt__touch_plan *t, size_t b) {
 void tt__touch_span(const tt__touch_plan *t, size_t c, size_t *k0,
                     size_t *k1) {
   size_t ub, ue;
-  tt__block(t->units, t->p, c, &ub, &ue);
+  tt__block(t->units, t->p, t->deal ? t->deal[c] : c, &ub, &ue);
   size_t ib = ub * t->unit < t->n ? ub * t->unit : t->n;
   size_t ie = ue * t->unit < t->n ? ue * t->unit : t->n;
   size_t bb = ib * t->elem, be = ie * t->elem;
@@ -66,7 +66,8 @@ size_t tt__touch_owner(const tt__touch_plan *t, size_t k) {
   size_t u = i / t->unit;
   size_t q = t->units / t->p, r = t->units % t->p;
   size_t big = r * (q + 1); /* units in the first r blocks, one longer */
-  return u < big ? u / (q + 1) : r + (u - big) / q;
+  size_t b = u < big ? u / (q + 1) : r + (u - big) / q;
+  return t->owner ? t->owner[b] : b;
 }
 
 /* ---- touching on the team --------------------------------------------------- */
@@ -92,13 +93,15 @@ static int check_args(size_t n, size_t elem, size_t p, tt_schedule schedule,
 
 static int touch(void *base, size_t n, size_t elem, size_t grain, size_t p,
                  tt_schedule schedule, size_t page) {
-  tt__touch_plan t = {(uintptr_t)base, n, elem, page, 1, 0, 1};
+  tt__touch_plan t = {(uintptr_t)base, n, elem, page, 1, 0, 1, NULL, NULL};
   /* nested in a chunk the region runs serially: any plan will do */
   size_t team = tt_participant() >= 0 ? 1 : tt_team_size();
   int rc = tt__range_plan(n, grain, p, schedule, team, &t.unit, &t.units,
                           &t.p);
   if (rc < 0)
     return rc;
+  if (team > 1)
+    t.deal = tt__range_deal(t.p, &t.owner);
   /* Every participant touches its own block, polite or not: the pages stay
    * where they land (team.c, TT__MODE_STATIC_ALL). */
   return tt__team_run(touch_chunk, &t, t.p, t.p, TT__MODE_STATIC_ALL, NULL);
@@ -143,7 +146,7 @@ int tt__mem_touch_on(void *base, size_t bytes, size_t first, size_t count,
     return 0;
   if (!base)
     return TT_EINVAL;
-  tt__touch_plan t = {(uintptr_t)base, bytes, 1, page, 1, 0, 1};
+  tt__touch_plan t = {(uintptr_t)base, bytes, 1, page, 1, 0, 1, NULL, NULL};
   rc = tt__range_plan(bytes, 0, count, TT_SCHED_STATIC, count, &t.unit,
                       &t.units, &t.p);
   if (rc < 0)

@@ -145,3 +145,103 @@ int tt__order_build(const tt__topo_desc *d, uint32_t *victims,
   free(members), free(first);
   return 0;
 }
+
+/* ---- dealing a range's blocks (tt__order_deal) -------------------------------
+ *
+ * Groups are (node, LLC) pairs.  The next block goes to the node j with the
+ * least (2 * dealt_j + 1) / size_j (ties: the lower node id), then to the
+ * group g of node j with the least (2 * dealt_g + 1) / size_g (ties: the group
+ * seen first in index order), then to g's next participant by index.  The
+ * rule is the Sainte-Lague apportionment run block by block: every prefix of
+ * the range gives each node (and each group of a node) its share to within
+ * one block.  O(p * (nodes + groups per node)) with small scratch arrays. */
+
+/* The candidate with the least (2 * dealt + 1) / size among those with
+ * dealt < size, or SIZE_MAX. */
+static size_t least_served(const size_t *ids, size_t k, const uint32_t *size,
+                           const uint32_t *dealt) {
+  size_t best = SIZE_MAX;
+  for (size_t a = 0; a < k; a++) {
+    size_t x = ids ? ids[a] : a;
+    if (dealt[x] >= size[x])
+      continue;
+    if (best == SIZE_MAX ||
+        (2 * (uint64_t)dealt[x] + 1) * size[best] <
+            (2 * (uint64_t)dealt[best] + 1) * size[x])
+      best = x;
+  }
+  return best;
+}
+
+int tt__order_deal(const tt__topo_desc *d, size_t p, uint32_t *block,
+                   uint32_t *owner) {
+  if (!desc_valid(d) || p == 0 || p > d->n || !block || !owner)
+    return TT_EINVAL;
+  /* group of each participant: (node, llc) pairs numbered as first seen */
+  int maxllc = -1;
+  for (size_t c = 0; c < p; c++)
+    if (d->llc[c] > maxllc)
+      maxllc = d->llc[c];
+  size_t width = (size_t)maxllc + 2; /* llc -1 .. maxllc */
+  size_t nn = d->nnodes;
+  size_t *key = malloc(nn * width * sizeof *key);
+  size_t *node_groups = malloc(p * sizeof *node_groups);
+  size_t *node_first = calloc(nn + 1, sizeof *node_first);
+  uint32_t *gsize = calloc(p, sizeof *gsize), *gdealt = calloc(p, sizeof *gsize);
+  uint32_t *nsize = calloc(nn, sizeof *nsize), *ndealt = calloc(nn, sizeof *nsize);
+  size_t *gnode = malloc(p * sizeof *gnode), *cursor = malloc(p * sizeof *cursor);
+  size_t *next = malloc(p * sizeof *next), *tail = malloc(p * sizeof *tail);
+  int rc = TT_ENOMEM;
+  if (!key || !node_groups || !node_first || !gsize || !gdealt ||
+      !nsize || !ndealt || !gnode || !cursor || !next || !tail)
+    goto out;
+  for (size_t k = 0; k < nn * width; k++)
+    key[k] = SIZE_MAX;
+  size_t groups = 0;
+  for (size_t c = 0; c < p; c++) {
+    size_t j = (size_t)d->node[c];
+    size_t *slot = &key[j * width + (size_t)(d->llc[c] + 1)];
+    if (*slot == SIZE_MAX) {
+      *slot = groups;
+      gnode[groups] = j;
+      cursor[groups] = c; /* the group's members: a list in index order */
+      tail[groups] = c;
+      groups++;
+    } else {
+      next[tail[*slot]] = c;
+      tail[*slot] = c;
+    }
+    next[c] = SIZE_MAX;
+    gsize[*slot]++;
+    nsize[j]++;
+  }
+  /* each node's groups, contiguous in node_groups, in the order first seen */
+  for (size_t g = 0; g < groups; g++)
+    node_first[gnode[g] + 1]++;
+  for (size_t j = 0; j < nn; j++)
+    node_first[j + 1] += node_first[j];
+  for (size_t g = 0; g < groups; g++) /* node_first[j] counts up to j's */
+    node_groups[node_first[gnode[g]]++] = g;
+  for (size_t j = nn; j > 0; j--) /* ... so shift it back by one node */
+    node_first[j] = node_first[j - 1];
+  node_first[0] = 0;
+  for (size_t b = 0; b < p; b++) {
+    size_t j = least_served(NULL, nn, nsize, ndealt);
+    size_t g = least_served(node_groups + node_first[j],
+                            node_first[j + 1] - node_first[j], gsize, gdealt);
+    size_t c = cursor[g];
+    cursor[g] = next[c];
+    ndealt[j]++;
+    gdealt[g]++;
+    block[c] = (uint32_t)b;
+    owner[b] = (uint32_t)c;
+  }
+  rc = 1; /* the identity? (always with one node and one LLC) */
+  for (size_t c = 0; c < p && rc; c++)
+    rc = block[c] == c;
+out:
+  free(key), free(node_groups), free(node_first), free(gsize);
+  free(gdealt), free(nsize), free(ndealt), free(gnode), free(cursor);
+  free(next), free(tail);
+  return rc;
+}

@@ -45,4 +45,20 @@ unsigned tt__order_tier(const tt__topo_desc *d, size_t i, size_t v);
 int tt__order_build(const tt__topo_desc *d, uint32_t *victims,
                     uint32_t *llc_end, uint32_t *local_end);
 
+/* Deals the p blocks of a range, in range order, to participants 0..p-1
+ * (p <= d->n): block[c] is participant c's block, owner[b] the participant of
+ * block b.  Blocks go to nodes in proportion to their participants and as
+ * evenly interleaved as those shares allow (each next block to the node
+ * furthest below its share: with two equal nodes, even blocks on node 0, odd
+ * on node 1); within a node, a node's next block to its LLC furthest below
+ * its share; within an LLC, to its participants in index order.  So a cost
+ * that trends along the range (a triangular grid) is split evenly between
+ * the nodes and between the LLCs of a node, and stealing stays near (see
+ * range.c).  With all p on one node and one LLC the deal is the identity.
+ * Participants whose llc is -1 form one group per node.  Returns 1 when the
+ * deal is the identity (block and owner are still filled), 0 otherwise,
+ * TT_EINVAL for p == 0, p > d->n or an invalid description, or TT_ENOMEM. */
+int tt__order_deal(const tt__topo_desc *d, size_t p, uint32_t *block,
+                   uint32_t *owner);
+
 #endif

@@ -17,6 +17,9 @@ typedef struct tt__touch_plan {
   size_t unit;    /* elements per unit of the blocks, >= 1 */
   size_t units;   /* units in the blocks (ceil(n / unit)) */
   size_t p;       /* blocks = participants, >= 1 */
+  /* The deal (tt__range_deal): participant c's block deal[c], block b's
+   * participant owner[b]; both NULL for block c on participant c. */
+  const uint32_t *deal, *owner;
 } tt__touch_plan;
 
 /* Pages the array spans: from the page that holds base to the one that
@@ -26,7 +29,8 @@ size_t tt__touch_pages(const tt__touch_plan *t);
 
 /* Pages [*k0, *k1) that participant c touches: those whose first byte in
  * the array lies in c's block.  Empty for an empty block; the spans of
- * c = 0 .. p-1 tile [0, tt__touch_pages) in order.  c < p. */
+ * blocks 0 .. p-1 (participants owner[0], owner[1], ...) tile
+ * [0, tt__touch_pages) in order.  c < p. */
 void tt__touch_span(const tt__touch_plan *t, size_t c, size_t *k0,
                     size_t *k1);
 

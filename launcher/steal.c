@@ -169,6 +169,14 @@ void tt__steal_region_init(tt__steal_region *r, tt__steal_slot *slots,
   }
 }
 
+void tt__steal_region_deal(tt__steal_region *r, const uint32_t *deal) {
+  for (size_t i = 0; i < r->p; i++) {
+    size_t front, back;
+    tt__block(r->units, r->p, deal[i], &front, &back);
+    tt_atomic_store_relaxed(&r->slots[i].range, TT__RANGE_PACK(front, back));
+  }
+}
+
 void tt__steal_region_topology(tt__steal_region *r, const tt__topo *s) {
   r->victims = NULL;
   r->llc_end = NULL;

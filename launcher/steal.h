@@ -86,6 +86,10 @@ void tt__steal_region_init(tt__steal_region *r, tt__steal_slot *slots,
                            void (*f)(void *, size_t, size_t), void *ctx,
                            size_t n, size_t unit, size_t units, size_t p);
 
+/* Gives participant c block deal[c] of the p blocks instead of block c (a
+ * permutation of 0..p-1: range.c's deal).  Before the region runs. */
+void tt__steal_region_deal(tt__steal_region *r, const uint32_t *deal);
+
 /* Installs the victim orders of snapshot s (when ordered, s->n >= p) and its
  * LLC/node ids for the counters (when s is pinned).  NULL: cyclic. */
 void tt__steal_region_topology(tt__steal_region *r,

@@ -49,13 +49,20 @@ size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p);
 /* The blocks a steal or static tt_foreach_range(.., n, grain, p, schedule)
  * starts from on a team of `team` participants, as range.c cuts them: *unit
  * indices per unit, *units units, *pp participants (p clamped to the grains
- * and the team); block c is units [tt__block(*units, *pp, c)), times *unit,
- * the last clipped to n.  Greedy is given static's blocks; auto those of a
+ * and the team); block b is units [tt__block(*units, *pp, b)), times *unit,
+ * the last clipped to n, and runs on participant tt__range_deal's owner[b].  Greedy is given static's blocks; auto those of a
  * first auto launch (static below AUTO_MIN_GRAINS grains per participant,
  * else steal).  Returns 0, TT_EINVAL or TT_EOVERFLOW as tt_foreach_range
  * would, and n == 0 gives *units = 0. */
 int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
                    size_t team, size_t *unit, size_t *units, size_t *pp);
+
+/* The deal of a range's p blocks on the running team (range.c): participant
+ * c starts from block deal[c], block b from participant (*owner)[b] (owner
+ * may be NULL).  NULL when the deal is the identity (block c on participant
+ * c: one node and one LLC, an unpinned team, no team, p < 2).  The tables
+ * stay valid until this thread asks for another p. */
+const uint32_t *tt__range_deal(size_t p, const uint32_t **owner);
 
 /* Block c of [0, n) split into p blocks balanced to within one (the first
  * n % p blocks are one longer): [*begin, *end).  Precondition: c < p. */

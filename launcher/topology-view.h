@@ -28,6 +28,11 @@ typedef struct tt__topo {
   uint32_t *victims;  /* [n * (n - 1)] when ordered, else NULL */
   uint32_t *llc_end;  /* [n] when ordered: row entries in the LLC tier */
   uint32_t *local_end;/* [n] when ordered: row entries on the thief's node */
+  /* The deal of a range's n blocks (tt__order_deal): participant c runs
+   * block deal_block[c], block b is participant deal_owner[b].  NULL when
+   * it is the identity for every p <= n (the participants span one node and
+   * one LLC, or the team is not pinned: then nodes are unknown). */
+  uint32_t *deal_block, *deal_owner;
   const char *note;   /* why orders are cyclic or nodes ignored, or NULL */
   /* the machine as read (for teams-info) */
   unsigned machine_pus, machine_cores, machine_llcs, machine_nodes;

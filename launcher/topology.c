@@ -265,6 +265,7 @@ void tt__topology_free(tt__topo *s) {
     return;
   free(s->cpu), free(s->llc), free(s->node), free(s->dist);
   free(s->victims), free(s->llc_end), free(s->local_end);
+  free(s->deal_block), free(s->deal_owner);
   free(s);
 }
 
@@ -437,6 +438,23 @@ int tt__topology_snapshot(hwloc_topology_t t, size_t n, tt__pin pin,
       goto fail;
     s->ordered = 1;
   }
+  if (pinned && n > 1) {
+    /* more than one (node, LLC) group: the blocks of a range are dealt */
+    int spans = 0;
+    for (size_t i = 1; i < n && !spans; i++)
+      spans = s->node[i] != s->node[0] || s->llc[i] != s->llc[0];
+    if (spans) {
+      s->deal_block = malloc(n * sizeof *s->deal_block);
+      s->deal_owner = malloc(n * sizeof *s->deal_owner);
+      if (!s->deal_block || !s->deal_owner) {
+        rc = TT_ENOMEM;
+        goto fail;
+      }
+      tt__topo_desc desc = tt__topology_desc(s);
+      if ((rc = tt__order_deal(&desc, n, s->deal_block, s->deal_owner)) < 0)
+        goto fail;
+    }
+  }
   free(nodes);
   free(llcs);
   *out = s;
@@ -465,7 +483,8 @@ static int snapshot_equal(const tt__topo *a, const tt__topo *b) {
       !same_ints(a->node, b->node, n) ||
       !same_u32(a->victims, b->victims, n * (n - 1)) ||
       !same_u32(a->llc_end, b->llc_end, n) ||
-      !same_u32(a->local_end, b->local_end, n))
+      !same_u32(a->local_end, b->local_end, n) ||
+      !same_u32(a->deal_block, b->deal_block, n))
     return 0;
   if (!a->dist != !b->dist ||
       (a->dist && memcmp(a->dist, b->dist,

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,16 @@
 /* ============================ the rule ==================================== */
 
 /* Checks every property of the rule for one layout: the spans tile the pages
- * in participant order, tt__touch_owner agrees with them, every page's
- * anchor lies in the array and in its owner's block, and a participant
- * whose block is at least two pages long owns at least one page. */
+ * in block order (participant owner[b] for block b, when dealt),
+ * tt__touch_owner agrees with them, every page's anchor lies in the array
+ * and in its owner's block, and a participant whose block is at least two
+ * pages long owns at least one page. */
 static void check_plan(const tt__touch_plan *t) {
   size_t pages = tt__touch_pages(t);
   size_t next = 0;
-  for (size_t c = 0; c < t->p; c++) {
+  for (size_t b = 0; b < t->p; b++) {
+    size_t c = t->owner ? t->owner[b] : b;
+    cr_assert_eq(t->deal ? t->deal[c] : c, b);
     size_t k0, k1;
     tt__touch_span(t, c, &k0, &k1);
     cr_assert_leq(k0, k1);
@@ -47,7 +51,7 @@ static void check_plan(const tt__touch_plan *t) {
     cr_assert_eq(k0, next, "span of %zu starts at %zu, want %zu", c, k0, next);
     next = k1;
     size_t ub, ue;
-    tt__block(t->units, t->p, c, &ub, &ue);
+    tt__block(t->units, t->p, b, &ub, &ue);
     size_t ib = ub * t->unit, ie = ue * t->unit < t->n ? ue * t->unit : t->n;
     for (size_t k = k0; k < k1; k++) {
       cr_assert_eq(tt__touch_owner(t, k), c, "page %zu", k);
@@ -77,7 +81,7 @@ Test(rule, tiles_and_agrees) {
         for (size_t d = 0; d < sizeof ps / sizeof *ps; d++)
           for (size_t e = 0; e < sizeof units_per / sizeof *units_per; e++) {
             tt__touch_plan t = {0x100000 + offs[a], ns[c], elems[b], 4096,
-                                units_per[e], 0, ps[d]};
+                                units_per[e], 0, ps[d], NULL, NULL};
             t.units = t.n / t.unit + (t.n % t.unit != 0);
             check_plan(&t);
             cases++;
@@ -91,7 +95,7 @@ Test(rule, tiles_and_agrees) {
  * 13672 and 27328 from the first page: page 3 (start 12288) belongs to
  * block 0, page 4 (16384) to block 1, page 7 (28672) to block 2. */
 Test(rule, boundaries_by_hand) {
-  tt__touch_plan t = {0x200010, 5120, 8, 4096, 1, 5120, 3};
+  tt__touch_plan t = {0x200010, 5120, 8, 4096, 1, 5120, 3, NULL, NULL};
   size_t want[] = {0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2};
   cr_assert_eq(tt__touch_pages(&t), 11);
   for (size_t k = 0; k < 11; k++)
@@ -104,9 +108,12 @@ static hwloc_topology_t load(const char *synthetic) {
   return t;
 }
 
-/* On synthetic machines pinned with TEAMS_PIN=numa, the pages of a static
- * array land in contiguous runs per node, in node order, each run the
- * node's participants' share to within one page per block boundary. */
+/* On synthetic machines pinned with TEAMS_PIN=numa, the blocks are dealt
+ * over the nodes (tt__order_deal): every run of pages from the start of the
+ * array holds each node's share of it to within two blocks, so a cost that
+ * grows along the array is split evenly between the nodes, and the whole
+ * array gives each node its participants' share to within one page per
+ * block boundary. */
 static void nodes_of_pages(const char *synthetic, size_t p, size_t n) {
   hwloc_topology_t h = load(synthetic);
   int *cpus = calloc(p, sizeof *cpus);
@@ -114,29 +121,38 @@ static void nodes_of_pages(const char *synthetic, size_t p, size_t n) {
   tt__topo *s = NULL;
   cr_assert_eq(tt__topology_snapshot(h, p, TT__PIN_NUMA, cpus, 0, &s), 0);
   cr_assert_gt(s->nnodes, 1, "%s", synthetic);
+  cr_assert_not_null(s->deal_block, "%s: blocks not dealt", synthetic);
   size_t unit, units, pp;
   cr_assert_eq(tt__range_plan(n, 0, p, TT_SCHED_STATIC, p, &unit, &units, &pp),
                0);
   cr_assert_eq(pp, p);
-  tt__touch_plan t = {0x7f0000000040, n, sizeof(double), 4096, unit, units, p};
+  tt__touch_plan t = {0x7f0000000040, n,     sizeof(double), 4096, unit,
+                      units,          p,     s->deal_block,  s->deal_owner};
+  check_plan(&t);
   size_t pages = tt__touch_pages(&t);
+  double per_block = (double)pages / (double)p;
   size_t *per_node = calloc(s->nnodes, sizeof *per_node);
-  int last = -1;
+  double *share = calloc(s->nnodes, sizeof *share);
+  for (size_t i = 0; i < p; i++)
+    share[s->node[i]] += 1.0 / (double)p;
   for (size_t k = 0; k < pages; k++) {
-    int node = s->node[tt__touch_owner(&t, k)];
-    cr_assert_geq(node, last, "page %zu on node %d after node %d", k, node,
-                  last);
-    last = node;
-    per_node[node]++;
+    per_node[s->node[tt__touch_owner(&t, k)]]++;
+    for (size_t d = 0; d < s->nnodes; d++) {
+      double want = share[d] * (double)(k + 1);
+      cr_assert(fabs((double)per_node[d] - want) <= 2 * per_block + 2,
+                "%s: node %zu has %zu of the first %zu pages, share %.1f",
+                synthetic, d, per_node[d], k + 1, want);
+    }
   }
   for (size_t d = 0; d < s->nnodes; d++) {
     size_t members = 0;
     for (size_t i = 0; i < p; i++)
       members += s->node[i] == (int)d;
-    double share = (double)members / (double)p * (double)pages;
-    cr_assert_leq(per_node[d], share + 2.0, "node %zu", d);
-    cr_assert_geq(per_node[d] + 2.0, share, "node %zu", d);
+    double total = (double)members / (double)p * (double)pages;
+    cr_assert_leq(per_node[d], total + (double)members + 1, "node %zu", d);
+    cr_assert_geq(per_node[d] + (double)members + 1, total, "node %zu", d);
   }
+  free(share);
   free(per_node);
   tt__topology_free(s);
   free(cpus);
@@ -323,7 +339,8 @@ Test(touch, pages_on_their_participants_nodes) {
   size_t unit, units, pp;
   cr_assert_eq(
       tt__range_plan(n, 0, team, TT_SCHED_STATIC, team, &unit, &units, &pp), 0);
-  tt__touch_plan t = {(uintptr_t)a, n, 8, bp, unit, units, pp};
+  tt__touch_plan t = {(uintptr_t)a, n, 8, bp, unit, units, pp, NULL, NULL};
+  t.deal = tt__range_deal(pp, &t.owner);
   size_t pages = tt__touch_pages(&t);
   int *st = malloc(pages * sizeof *st);
   page_nodes(a, pages * bp, st);

@@ -50,6 +50,9 @@ typedef enum tt__scratch_kind {
   /* The PoCL driver: the participant's argument array, context copy, local
    * memory and printf buffer (a work-group never launches). */
   TT__SCRATCH_DRIVER,
+  /* range.c: the deal of a range's blocks over a prefix of the team, which
+   * the thread's regions read while it holds them (tt__range_deal). */
+  TT__SCRATCH_DEAL,
   TT__SCRATCH_KINDS
 } tt__scratch_kind;
 
