@@ -1,9 +1,11 @@
 /* teams: tt_foreach_range, its schedules, and the auto policy.
  *
- *   static  p blocks of whole grains (balanced to within one grain), block c
- *           on participant c: one call of f per participant.
+ *   static  p blocks of whole grains (balanced to within one grain), one
+ *           per participant as the team deals them (below: block c on
+ *           participant c on one node and LLC): one call of f each.
  *   greedy  one grain per chunk from the team's shared counter.
- *   steal   the steal schedule (steal.c) over p blocks of grains.
+ *   steal   the steal schedule (steal.c) over p blocks of grains, dealt
+ *           as static's.
  *   auto    see below.
  * A range with a single grain, p == 1, or a call from inside a chunk (where
  * the team would run it serially anyway) runs as one call f(ctx, 0, n) on the

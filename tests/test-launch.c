@@ -218,16 +218,26 @@ Test(launch, static_blocks_are_contiguous_and_balanced) {
     owner_args a = {owner};
     cr_assert_eq(tt_launch(&k_owner, &a, &cfg), 0);
     size_t p = team < groups ? team : groups;
-    /* In parallel, participant c ran the c-th block; a serial run (the team
-     * busy) ran everything on participant 0.  Either way blocks are ordered
-     * and differ by at most one group. */
-    for (size_t g = 1; g < groups; g++)
-      cr_assert(owner[g] >= owner[g - 1], "groups %zu: owner[%zu]", groups, g);
+    /* In parallel, each participant ran one block: the blocks in range
+     * order are the balanced split (the first groups % p one longer), and
+     * which participant runs which is the team's deal (block c on
+     * participant c on one node and LLC, else spread over them; memory.h).
+     * A serial run (the team busy) ran everything on participant 0. */
     if (runs[0] != groups) {
-      for (size_t c = 0; c < p; c++) {
-        size_t want = groups / p + (c < groups % p);
-        cr_assert_eq(runs[c], want, "groups %zu participant %zu", groups, c);
+      size_t g = 0;
+      int seen[64] = {0};
+      for (size_t b = 0; b < p; b++) {
+        size_t want = groups / p + (b < groups % p);
+        int c = owner[g];
+        cr_assert(c >= 0 && (size_t)c < p && !seen[c],
+                  "groups %zu: block %zu on participant %d twice", groups, b,
+                  c);
+        seen[c] = 1;
+        for (size_t k = 0; k < want; k++, g++)
+          cr_assert_eq(owner[g], c, "groups %zu: group %zu", groups, g);
+        cr_assert_eq(runs[c], want, "groups %zu participant %d", groups, c);
       }
+      cr_assert_eq(g, groups);
     }
     free(owner);
   }

@@ -21,8 +21,10 @@
  *     at mem_ns_per_byte from its home node, times the ACPI SLIT
  *     distance / 10 from another node (SLIT entries are relative memory
  *     latencies, ACPI 6.4 section 5.2.17).  An item's home is the
- *     participant whose static block holds it: the arrays were placed by
- *     first touch (tt_mem_touch), as a NUMA-aware program does;
+ *     participant whose block holds it, the blocks dealt as the runtime
+ *     deals them (range.c; --contiguous: block c on participant c): the
+ *     arrays were placed by first touch (tt_mem_touch), as a NUMA-aware
+ *     program does;
  *   - a cache line (a range word, the shared counter of dynamic/guided, a
  *     fork/join flag) moved between two cores costs the machine's
  *     core-to-core latency for their tier: same LLC, same node, another node
@@ -68,7 +70,7 @@
  *            oneTBB's task arenas choose them (oneTBB steals one task at a
  *            time where this takes a quarter of the victim's block, half
  *            from another node: only the victim choice differs);
- *   static   block c on participant c, no balancing;
+ *   static   the same blocks, no balancing;
  *   dynamic  one shared counter, chunks of the steal unit (OpenMP
  *            schedule(dynamic, unit));
  *   guided   one shared counter, chunks of max(remaining / p, unit)
@@ -79,17 +81,20 @@
  * from their home node (min_node_bytes), against random's.
  *
  * Usage: teams-sim [--check] [--p N] [--rows N] [--machine NAME]
- *                  [--unit-bytes B] [--detail]
+ *                  [--unit-bytes B] [--detail] [--contiguous]
+ *   --contiguous  block c on participant c, as before blocks were dealt
+ *            over the nodes and LLCs (homes follow the blocks).
  *   --detail where the time above ideal went (fork, claims, scan, remote
  *            data, idle at the end, join), and per tier the units per
  *            steal, the probes and the back-offs, for each steal schedule.
  *   --check  small runs of every machine, grid and schedule, checking that
  *            every item ran exactly once, that makespan >= ideal, that the
  *            steals the simulator saw are the ones steal.c counted, and
- *            that every participant joined; and the victim policy: on the
- *            triangular grid the topology's orders run at most random's
- *            bytes off their node, at most 0.8 of them with several nodes
- *            per package.  Exit status 1 on a violation.  No timing is
+ *            that every participant joined; and the placement policy (the
+ *            deal and the victim orders): on the triangular grid the
+ *            topology's orders run at most half of random's bytes off their
+ *            node at 16 and 32 participants and at most a tenth at 128.
+ *            Exit status 1 on a violation.  No timing is
  *            asserted: the times are simulated, and a run is deterministic. */
 #include <hwloc.h>
 #include <math.h>

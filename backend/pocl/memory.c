@@ -10,9 +10,10 @@
  *
  *   firsttouch  (default) the pages are first touched on the team, each by
  *               the participant whose block of the 1D static partition of
- *               the buffer's bytes over the device's compute units holds it
- *               (tt_mem_touch; include/teams/memory.h has the rule): where a
- *               kernel whose work-items walk the buffer in order runs them.
+ *               the buffer's bytes over the device's compute units holds it,
+ *               blocks dealt over the team's nodes and LLCs (tt_mem_touch;
+ *               include/teams/memory.h has the rule): where a kernel whose
+ *               work-items walk the buffer in order runs them.
  *               The touch waits for the first command that uses the buffer
  *               (tp_place_command, just before it runs): libpocl allocates
  *               on the root device even for a sub-device's command, and

@@ -12,7 +12,12 @@
  * Which participant touches a page.  tt_foreach_range (and tt_launch, which
  * runs its work-groups through it) cuts [0, n) into p blocks: whole grains
  * for static, whole units for steal (its initial blocks, the same balanced
- * split), block c on participant c.  Element i of the array is index i of the
+ * split), dealt to the participants: on a team pinned over several NUMA nodes
+ * or LLCs, each next block goes to the node, then the LLC of that node,
+ * furthest below its share of the participants (with two equal nodes, even
+ * blocks on one, odd on the other), so that work that grows along the range
+ * is split evenly between them; on one node with one LLC, or unpinned, block
+ * c on participant c.  Element i of the array is index i of the
  * range and lies at base + i * elem_size.  A page is touched by the
  * participant whose block holds the page's first byte inside the array (for
  * the page that holds base: element 0).  So every page has exactly one
