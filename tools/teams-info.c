@@ -1,5 +1,6 @@
-/* teams-info: the topology the team sees and each participant's victim
- * order for the steal schedule.
+/* teams-info: the topology the team sees, each participant's block of a
+ * range (the deal, launcher/order.h) and its victim order for the steal
+ * schedule.
  *
  *   teams-info                      this machine, as the team starts here
  *                                   (TEAMS_NUM_THREADS, TEAMS_PIN apply):
@@ -48,10 +49,15 @@ static void print_orders(const tt__topo *s) {
     else
       printf("  no LLC");
     if (s->node[i] >= 0)
-      printf("  node %d\n", s->node[i]);
-    else
-      printf("\n");
+      printf("  node %d", s->node[i]);
+    if (s->deal_block)
+      printf("  block %u", s->deal_block[i]);
+    printf("\n");
   }
+  printf("blocks of a range: %s\n",
+         s->deal_block ? "dealt over the nodes, then the LLCs of each node "
+                         "(block shown above, for p = all participants)"
+                       : "block c on participant c");
   if (s->dist && s->nnodes > 1) {
     printf("node distances (participants' nodes):\n");
     for (size_t a = 0; a < s->nnodes; a++) {
