@@ -325,6 +325,41 @@ Test(sim, victims_beyond_p_are_skipped) {
   tt__topology_free(topo);
 }
 
+/* With the blocks dealt (tt__steal_region_deal, the snapshot's deal of the
+ * locality machine: 0 4 2 6 1 5 3 7), participant c drains block deal[c]
+ * front first, then steals every other block: run alone, each participant
+ * runs every index once and starts at the front of its dealt block. */
+Test(sim, dealt_blocks_each_owner_starts_at_the_front_of_its_block) {
+  tt__topo *topo = machine();
+  const uint32_t *deal = topo->deal_block;
+  cr_assert_not_null(deal, "two nodes of two LLCs: the blocks are dealt");
+  size_t moved = 0;
+  for (size_t c = 0; c < 8; c++)
+    moved += deal[c] != c;
+  cr_assert_gt(moved, 0, "a deal that is the identity would test nothing");
+  for (size_t c = 0; c < 8; c++) {
+    sim s;
+    sim_init(&s, 8, 16, topo);
+    tt__steal_region_deal(&s.r, deal);
+    for (size_t v = 0; v < 8; v++) {
+      uint64_t w = tt_atomic_load_relaxed(&s.slots[v].range);
+      cr_assert_eq(TT__RANGE_FRONT(w), deal[v] * 16, "slot %zu", v);
+      cr_assert_eq(TT__RANGE_BACK(w), (deal[v] + 1) * 16, "slot %zu", v);
+    }
+    tt__steal_participant(&s.r, c);
+    for (size_t i = 0; i < s.n; i++)
+      cr_assert_eq(s.hits[i], 1, "participant %zu: index %zu ran %u times", c,
+                   i, s.hits[i]);
+    cr_assert_geq(s.nlog, 16);
+    for (size_t k = 0; k < 16; k++)
+      cr_expect_eq(s.log[k], deal[c] * 16 + k,
+                   "participant %zu, call %zu began at %zu (block %u)", c, k,
+                   s.log[k], deal[c]);
+    sim_fini(&s);
+  }
+  tt__topology_free(topo);
+}
+
 Test(sim, quarter_steals_protection_rescue_and_go_backoff) {
   sim s;
   sim_init(&s, 4, 16, NULL); /* cyclic: thief 0 scans 1, 2, 3 */
@@ -410,7 +445,14 @@ typedef struct race {
   tt__steal_region r;
   _Atomic unsigned *hits;
   size_t n;
+  /* dealt rounds: own[c] = [front, back) indices of c's dealt block; first[c]
+   * = the first index c ran before its first steal (SIZE_MAX: none), and
+   * stray[c] counts its calls before its first steal outside own[c].
+   * Written by participant c only, read after the join. */
+  size_t (*own)[2], *first, *stray;
 } race;
+
+static _Thread_local size_t race_self; /* the participant this thread runs */
 
 typedef struct racer {
   race *race;
@@ -420,6 +462,14 @@ typedef struct racer {
 
 static void race_f(void *ctx, size_t begin, size_t end) {
   race *x = ctx;
+  size_t c = race_self;
+  /* before its first steal a participant runs only its own block (its
+   * steal counter is its own, plain, and bumped before a steal runs) */
+  if (x->own && x->r.slots[c].stats.steals == 0) {
+    if (x->first[c] == SIZE_MAX)
+      x->first[c] = begin;
+    x->stray[c] += begin < x->own[c][0] || end > x->own[c][1];
+  }
   for (size_t i = begin; i < end; i++) {
     /* uneven work: index i costs i % RACE_SPINS spins, so blocks drain
      * unevenly */
@@ -434,6 +484,7 @@ static void race_f(void *ctx, size_t begin, size_t end) {
 
 static void *race_run(void *arg) {
   racer *t = arg;
+  race_self = t->self;
   for (volatile unsigned k = 0; k < t->delay; k++)
     ;
   tt__steal_participant(&t->race->r, t->self);
@@ -441,9 +492,14 @@ static void *race_run(void *arg) {
 }
 
 /* p participants on the synthetic machine `desc` (pinned in NUMA order),
- * `rounds` regions of n indices with one unit per `grain` indices. */
+ * `rounds` regions of n indices with one unit per `grain` indices.  dealt:
+ * the blocks go by the snapshot's deal (tt__steal_region_deal), as range.c
+ * gives them, and each participant that ran anything of its own block
+ * started at the front of its dealt block and stayed in it until its first
+ * steal (a late one may find its whole block rescued: it runs only stolen
+ * units). */
 static void race_rounds(const char *desc, size_t p, size_t n, size_t grain,
-                        int rounds) {
+                        int rounds, int dealt) {
   hwloc_topology_t t;
   cr_assert_eq(tt__topology_load(&t, desc, NULL, 0), 0);
   int *cpus = malloc(p * sizeof *cpus);
@@ -453,19 +509,49 @@ static void race_rounds(const char *desc, size_t p, size_t n, size_t grain,
   cr_assert(topo->ordered);
   hwloc_topology_destroy(t);
   free(cpus);
-  race x;
-  x.n = n;
+  race x = {.n = n};
   x.hits = calloc(n, sizeof *x.hits);
   tt__steal_slot *slots = aligned_alloc(TT_CACHE_PAD, p * sizeof *slots);
   pthread_t *th = malloc(p * sizeof *th);
   racer *rs = malloc(p * sizeof *rs);
-  cr_assert(x.hits && slots && th && rs);
+  size_t(*blocks)[2] = malloc(p * sizeof *blocks);
+  cr_assert(x.hits && slots && th && rs && blocks);
+  const uint32_t *deal = NULL;
+  if (dealt) {
+    deal = topo->deal_block;
+    cr_assert_not_null(deal, "%s: the blocks are dealt", desc);
+    size_t moved = 0;
+    for (size_t c = 0; c < p; c++)
+      moved += deal[c] != c;
+    cr_assert_gt(moved, 0, "%s: the identity would test nothing", desc);
+    x.own = malloc(p * sizeof *x.own);
+    x.first = malloc(p * sizeof *x.first);
+    x.stray = malloc(p * sizeof *x.stray);
+    cr_assert(x.own && x.first && x.stray);
+  }
   size_t units = n / grain + (n % grain != 0);
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (int round = 0; round < rounds; round++) {
     for (size_t i = 0; i < n; i++)
       atomic_store_explicit(&x.hits[i], 0, memory_order_relaxed);
     tt__steal_region_init(&x.r, slots, race_f, &x, n, grain, units, p);
+    if (deal) {
+      /* block b, in indices, as the region cut it: slot b before the deal */
+      for (size_t b = 0; b < p; b++) {
+        uint64_t w = tt_atomic_load_relaxed(&slots[b].range);
+        blocks[b][0] = (size_t)TT__RANGE_FRONT(w) * grain;
+        blocks[b][1] = (size_t)TT__RANGE_BACK(w) * grain;
+        if (blocks[b][1] > n)
+          blocks[b][1] = n;
+      }
+      tt__steal_region_deal(&x.r, deal);
+      for (size_t c = 0; c < p; c++) {
+        x.own[c][0] = blocks[deal[c]][0];
+        x.own[c][1] = blocks[deal[c]][1];
+        x.first[c] = SIZE_MAX;
+        x.stray[c] = 0;
+      }
+    }
     tt__steal_region_topology(&x.r, topo);
     x.r.caller_unplaced = 0;
     for (size_t i = 0; i < p; i++) {
@@ -483,7 +569,30 @@ static void race_rounds(const char *desc, size_t p, size_t n, size_t grain,
     tt__steal_region_stats(&x.r, &st);
     cr_assert_eq(st.joined, p);
     cr_assert_leq(st.moved_cross_node, st.moved);
+    if (deal) {
+      /* the region's first claim is an owner's (a thief steals only after
+       * its own block ran out), so at least one participant drained */
+      size_t drained = 0;
+      for (size_t c = 0; c < p; c++) {
+        cr_assert_eq(x.stray[c], 0,
+                     "%s round %d: participant %zu ran outside its block "
+                     "before stealing",
+                     desc, round, c);
+        if (x.first[c] == SIZE_MAX)
+          continue;
+        drained++;
+        cr_assert_eq(x.first[c], x.own[c][0],
+                     "%s round %d: participant %zu began at %zu, its block "
+                     "(%u) at %zu",
+                     desc, round, c, x.first[c], deal[c], x.own[c][0]);
+      }
+      cr_assert_geq(drained, 1, "%s round %d", desc, round);
+    }
   }
+  free(x.own);
+  free(x.first);
+  free(x.stray);
+  free(blocks);
   free(x.hits);
   free(slots);
   free(th);
@@ -492,11 +601,21 @@ static void race_rounds(const char *desc, size_t p, size_t n, size_t grain,
 }
 
 Test(threads, two_nodes_of_two_llcs_run_every_index_once, .timeout = 300) {
-  race_rounds("pack:2 [numa] l3:2 core:2 pu:1", 8, 4000, 7, RACE_ROUNDS(60));
+  race_rounds("pack:2 [numa] l3:2 core:2 pu:1", 8, 4000, 7, RACE_ROUNDS(60), 0);
 }
 
 Test(threads, four_nodes_in_two_packages_run_every_index_once,
      .timeout = 300) {
   race_rounds("pack:2 group:2 [numa] l3:2 core:2 pu:1", 16, 6000, 5,
-              RACE_ROUNDS(40));
+              RACE_ROUNDS(40), 0);
+}
+
+Test(threads, dealt_blocks_on_two_nodes_of_two_llcs_run_every_index_once,
+     .timeout = 300) {
+  race_rounds("pack:2 [numa] l3:2 core:2 pu:1", 8, 4000, 7, RACE_ROUNDS(40), 1);
+}
+
+Test(threads, dealt_blocks_on_four_nodes_run_every_index_once, .timeout = 300) {
+  race_rounds("pack:2 group:2 [numa] l3:2 core:2 pu:1", 16, 6000, 5,
+              RACE_ROUNDS(30), 1);
 }

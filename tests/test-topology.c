@@ -542,3 +542,328 @@ Test(order, random_descriptions_keep_the_rules) {
     }
   }
 }
+
+/* ---- dealing a range's blocks (tt__order_deal) ----------------------------- */
+
+/* The (node, LLC) group of participant c: the first participant with c's node
+ * and LLC (participants with llc -1 form one group per node). */
+static size_t group_of(const tt__topo_desc *d, size_t c) {
+  size_t g = 0;
+  while (d->node[g] != d->node[c] || d->llc[g] != d->llc[c])
+    g++;
+  return g;
+}
+
+/* Deals p blocks over d and checks the rules of order.h on the result:
+ *   block and owner are inverse permutations of 0..p-1, and nothing past p
+ *   is written (the arrays hold d->n entries, pre-filled);
+ *   the return value says whether the deal is the identity;
+ *   within a group, blocks increase with participant index;
+ *   every prefix [0, b) of the blocks gives each node its share of b (its
+ *   participants / p) to within one block, and each group of a node its
+ *   share (group size / node size) of the node's blocks to within one.
+ * Integer form of "within one": |count * total - b * size| <= total.
+ * Returns tt__order_deal's value; block/owner (d->n entries) get the deal. */
+static int check_deal(const tt__topo_desc *d, size_t p, uint32_t *block,
+                      uint32_t *owner, const char *what) {
+  size_t n = d->n;
+  for (size_t c = 0; c < n; c++)
+    block[c] = owner[c] = 0xdeadbeefu;
+  int rc = tt__order_deal(d, p, block, owner);
+  cr_assert(rc == 0 || rc == 1, "%s: tt__order_deal(p = %zu) = %d", what, p,
+            rc);
+  int identity = 1;
+  for (size_t c = 0; c < p; c++) {
+    cr_assert_lt(block[c], p, "%s: block[%zu] = %u", what, c, block[c]);
+    cr_assert_eq(owner[block[c]], c, "%s: owner[block[%zu]] = %u", what, c,
+                 owner[block[c]]);
+    identity &= block[c] == c;
+  }
+  for (size_t c = p; c < n; c++)
+    cr_assert(block[c] == 0xdeadbeefu && owner[c] == 0xdeadbeefu,
+              "%s: entry %zu written past p = %zu", what, c, p);
+  cr_assert_eq(rc, identity, "%s: returned %d, identity %d", what, rc,
+               identity);
+
+  /* the description of participants 0..p-1 only: the prefix's groups */
+  tt__topo_desc dp = *d;
+  dp.n = p;
+  size_t *nsize = calloc(d->nnodes, sizeof *nsize);
+  size_t *ncount = calloc(d->nnodes, sizeof *ncount);
+  size_t *grp = malloc(p * sizeof *grp), *gsize = calloc(p, sizeof *gsize);
+  size_t *gcount = calloc(p, sizeof *gcount);
+  cr_assert(nsize && ncount && grp && gsize && gcount);
+  for (size_t c = 0; c < p; c++) {
+    grp[c] = group_of(&dp, c);
+    gsize[grp[c]]++;
+    nsize[d->node[c]]++;
+    for (size_t e = 0; e < c; e++)
+      if (grp[e] == grp[c])
+        cr_assert_lt(block[e], block[c],
+                     "%s: participants %zu and %zu share a group, blocks %u "
+                     "and %u",
+                     what, e, c, block[e], block[c]);
+  }
+  for (size_t b = 1; b <= p; b++) {
+    size_t o = owner[b - 1];
+    ncount[d->node[o]]++;
+    gcount[grp[o]]++;
+    for (size_t j = 0; j < d->nnodes; j++) {
+      long long off = (long long)(ncount[j] * p) - (long long)(b * nsize[j]);
+      cr_assert_leq(llabs(off), (long long)p,
+                    "%s: node %zu has %zu of the first %zu blocks, share "
+                    "%zu/%zu",
+                    what, j, ncount[j], b, nsize[j], p);
+    }
+    for (size_t g = 0; g < p; g++) {
+      if (grp[g] != g)
+        continue; /* g is not the first member of its group */
+      size_t j = (size_t)d->node[g];
+      long long off =
+          (long long)(gcount[g] * nsize[j]) - (long long)(ncount[j] * gsize[g]);
+      cr_assert_leq(llabs(off), (long long)nsize[j],
+                    "%s: group of %zu has %zu of its node's %zu blocks "
+                    "(first %zu), share %zu/%zu",
+                    what, g, gcount[g], ncount[j], b, gsize[g], nsize[j]);
+    }
+  }
+  free(nsize), free(ncount), free(grp), free(gsize), free(gcount);
+  return rc;
+}
+
+Test(deal, by_hand_two_nodes_of_two_llcs) {
+  /* TWO_BY_TWO in cores order: node 0 = {0, 1 | 2, 3}, node 1 = {4, 5 | 6, 7}.
+   * Even blocks on node 0, odd on node 1; within a node the LLCs alternate
+   * (the LLC seen first gets the node's first block). */
+  int llc[8] = {0, 0, 1, 1, 2, 2, 3, 3}, node[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+  tt__topo_desc d = {8, llc, node, 2, NULL};
+  uint32_t block[8], owner[8];
+  cr_assert_eq(check_deal(&d, 8, block, owner, "2x2x2"), 0);
+  static const uint32_t want[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  for (size_t c = 0; c < 8; c++)
+    cr_expect_eq(block[c], want[c], "participant %zu runs block %u", c,
+                 block[c]);
+  /* ties between groups go to the group seen first in index order, not to
+   * the lower LLC id; ties between nodes to the lower node id */
+  int llc2[4] = {5, 5, 2, 2}, node2[4] = {1, 1, 0, 0};
+  tt__topo_desc d2 = {4, llc2, node2, 2, NULL};
+  cr_assert_eq(check_deal(&d2, 4, block, owner, "ties"), 0);
+  cr_expect_eq(owner[0], 2, "block 0 to node 0's first participant: %u",
+               owner[0]);
+  cr_expect_eq(owner[1], 0);
+  d2.nnodes = 2;
+  node2[0] = node2[1] = node2[2] = node2[3] = 0;
+  cr_assert_eq(check_deal(&d2, 4, block, owner, "ties, one node"), 0);
+  static const uint32_t want2[4] = {0, 2, 1, 3}; /* LLC 5 first: seen first */
+  for (size_t c = 0; c < 4; c++)
+    cr_expect_eq(block[c], want2[c], "participant %zu runs block %u", c,
+                 block[c]);
+}
+
+Test(deal, identity_on_one_node_and_one_llc) {
+  int llc[6] = {3, 3, 3, 3, 3, 3}, node[6] = {0, 0, 0, 0, 0, 0};
+  tt__topo_desc d = {6, llc, node, 1, NULL};
+  uint32_t block[6], owner[6];
+  for (size_t p = 1; p <= 6; p++)
+    cr_expect_eq(check_deal(&d, p, block, owner, "one LLC"), 1, "p = %zu", p);
+  /* no caches: one group per node */
+  for (size_t c = 0; c < 6; c++)
+    llc[c] = -1;
+  cr_expect_eq(check_deal(&d, 6, block, owner, "no caches"), 1);
+  /* one LLC spanning two nodes (sub-NUMA clustering) is two groups */
+  for (size_t c = 0; c < 6; c++)
+    llc[c] = 0, node[c] = c >= 3;
+  d.nnodes = 2;
+  cr_expect_eq(check_deal(&d, 6, block, owner, "SNC"), 0);
+  /* a prefix inside node 0 is one group again; one past it is not */
+  cr_expect_eq(check_deal(&d, 3, block, owner, "SNC prefix"), 1);
+  cr_expect_eq(check_deal(&d, 4, block, owner, "3 + 1"), 0);
+  /* two nodes of one participant each: the rule's deal is the identity
+   * although the groups differ, and the return value says so */
+  int llc2[2] = {0, 1}, node2[2] = {0, 1};
+  tt__topo_desc d2 = {2, llc2, node2, 2, NULL};
+  cr_expect_eq(check_deal(&d2, 2, block, owner, "1 + 1"), 1);
+}
+
+Test(deal, a_prefix_deals_over_its_own_participants) {
+  /* participants p..n-1 (other nodes, other LLCs) change nothing: the deal
+   * of p blocks over d equals the deal over d cut to its first p */
+  int llc[12] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 4, -1};
+  int node[12] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3};
+  unsigned dist[16] = {10, 20, 30, 30, 20, 10, 30, 30,
+                       30, 30, 10, 20, 30, 30, 20, 10};
+  tt__topo_desc d = {12, llc, node, 4, dist};
+  uint32_t block[12], owner[12], cut_block[12], cut_owner[12];
+  int identities = 0;
+  for (size_t p = 1; p <= 12; p++) {
+    char what[32];
+    snprintf(what, sizeof what, "p = %zu", p);
+    int rc = check_deal(&d, p, block, owner, what);
+    tt__topo_desc cut = d;
+    cut.n = p;
+    cr_assert_eq(tt__order_deal(&cut, p, cut_block, cut_owner), rc);
+    cr_expect_arr_eq(block, cut_block, p * sizeof *block, "%s", what);
+    cr_expect_arr_eq(owner, cut_owner, p * sizeof *owner, "%s", what);
+    identities += rc;
+  }
+  /* p = 1, 2 (one group); p = 3, 4 deal 0 2 1 3 over node 0's LLCs */
+  cr_expect_eq(identities, 2);
+}
+
+Test(deal, rejects_bad_arguments) {
+  int llc[3] = {0, 0, 1}, node[3] = {0, 0, 1};
+  tt__topo_desc d = {3, llc, node, 2, NULL};
+  uint32_t block[4], owner[4];
+  cr_assert_eq(tt__order_deal(&d, 3, block, owner), 0, "a valid one");
+  cr_expect_eq(tt__order_deal(&d, 0, block, owner), TT_EINVAL, "p == 0");
+  cr_expect_eq(tt__order_deal(&d, 4, block, owner), TT_EINVAL, "p > n");
+  cr_expect_eq(tt__order_deal(NULL, 3, block, owner), TT_EINVAL);
+  cr_expect_eq(tt__order_deal(&d, 3, NULL, owner), TT_EINVAL);
+  cr_expect_eq(tt__order_deal(&d, 3, block, NULL), TT_EINVAL);
+  node[2] = 2;
+  cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL,
+               "node out of range");
+  /* ... even when the bad entry lies past p: the description is invalid */
+  cr_expect_eq(tt__order_deal(&d, 2, block, owner), TT_EINVAL);
+  node[2] = -1;
+  cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL, "node -1");
+  node[2] = 1;
+  d.nnodes = 0;
+  cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL, "nnodes 0");
+  d.nnodes = 2;
+  d.llc = NULL;
+  cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL, "llc NULL");
+  d.llc = llc;
+  d.node = NULL;
+  cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL, "node NULL");
+  d.node = node;
+  d.n = 0;
+  cr_expect_eq(tt__order_deal(&d, 1, block, owner), TT_EINVAL, "n == 0");
+}
+
+/* The snapshot of n participants pinned with `pin` on a synthetic machine
+ * (want_nodes nodes among them): its deal is tt__order_deal's of its
+ * description, not the identity, and keeps the rules. */
+static void machine_deal(const char *desc, size_t n, tt__pin pin,
+                         size_t want_nodes) {
+  hwloc_topology_t t = load_synthetic(desc);
+  int *cpus = malloc(n * sizeof *cpus);
+  cr_assert_not_null(cpus);
+  cr_assert_eq(tt__topology_choose_cpus(t, NULL, n, pin, cpus), 0, "%s", desc);
+  tt__topo *s = NULL;
+  cr_assert_eq(tt__topology_snapshot(t, n, pin, cpus, 0, &s), 0, "%s", desc);
+  cr_assert(s->pinned, "%s", desc);
+  cr_assert_eq(s->nnodes, want_nodes, "%s: %zu nodes", desc, s->nnodes);
+  tt__topo_desc d = tt__topology_desc(s);
+  uint32_t *block = malloc(n * sizeof *block),
+           *owner = malloc(n * sizeof *owner);
+  cr_assert(block && owner);
+  char what[96];
+  snprintf(what, sizeof what, "%s, %zu %s", desc, n,
+           pin == TT__PIN_NUMA ? "numa" : "cores");
+  cr_expect_eq(check_deal(&d, n, block, owner, what), 0,
+               "%s: several nodes or LLCs, and the identity", what);
+  cr_assert_not_null(s->deal_block, "%s: not dealt", what);
+  cr_assert_not_null(s->deal_owner, "%s", what);
+  cr_expect_arr_eq(s->deal_block, block, n * sizeof *block, "%s", what);
+  cr_expect_arr_eq(s->deal_owner, owner, n * sizeof *owner, "%s", what);
+  /* and every prefix of the team keeps the rules too (range.c deals p < n
+   * when a range has fewer grains than participants) */
+  for (size_t p = 1; p < n; p += 1 + p / 4)
+    check_deal(&d, p, block, owner, what);
+  free(block), free(owner), free(cpus);
+  tt__topology_free(s);
+  hwloc_topology_destroy(t);
+}
+
+Test(deal, synthetic_machines) {
+  /* 2 x 64-core EPYC, NPS1: 2 nodes of 8 L3s of 8 cores */
+  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 128, TT__PIN_NUMA, 2);
+  /* ... 100 in cores order: nodes of 64 and 36, node 1 with a 4-core group */
+  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 100, TT__PIN_CORES, 2);
+  /* ... 101 spread over the nodes: 51 + 50, partial groups of 3 and 2 */
+  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 101, TT__PIN_NUMA, 2);
+  /* NPS4: 8 nodes of 2 L3s of 8 cores; and 77 spread over them */
+  machine_deal("pack:2 group:4 [numa] l3:2 core:8 pu:1", 128, TT__PIN_NUMA, 8);
+  machine_deal("pack:2 group:4 [numa] l3:2 core:8 pu:1", 77, TT__PIN_NUMA, 8);
+  /* 2 x 56-core Sapphire Rapids: 2 nodes of 4 LLCs of 14 cores; and SNC4,
+   * one L3 per package over its 4 nodes (one group per node) */
+  machine_deal("pack:2 [numa] l3:4 core:14 pu:1", 112, TT__PIN_NUMA, 2);
+  machine_deal("pack:2 l3:1 group:4 [numa] core:14 pu:1", 112, TT__PIN_NUMA, 8);
+  machine_deal("pack:2 l3:1 group:4 [numa] core:14 pu:1", 90, TT__PIN_CORES, 7);
+  /* one node, several L3s; 20 in cores order leave a group of 2 */
+  machine_deal("pack:1 [numa] l3:4 core:6 pu:1", 24, TT__PIN_CORES, 1);
+  machine_deal("pack:1 [numa] l3:4 core:6 pu:1", 20, TT__PIN_CORES, 1);
+  /* SMT siblings come after every core: a group's members are not
+   * contiguous in index order */
+  machine_deal("pack:2 [numa] l3:2 core:4 pu:2", 16, TT__PIN_CORES, 2);
+  machine_deal("pack:2 [numa] l3:2 core:4 pu:2", 13, TT__PIN_NUMA, 2);
+  /* no caches: one group per node */
+  machine_deal("pack:2 [numa] core:3 pu:1", 6, TT__PIN_CORES, 2);
+}
+
+Test(deal, snapshot_of_one_node_and_one_llc_is_not_dealt) {
+  hwloc_topology_t t = load_synthetic("pack:1 [numa] l3:1 core:8 pu:1");
+  tt__topo *s = snapshot(t, 8, TT__PIN_CORES);
+  cr_expect_null(s->deal_block);
+  cr_expect_null(s->deal_owner);
+  tt__topo_desc d = tt__topology_desc(s);
+  uint32_t block[8], owner[8];
+  cr_expect_eq(check_deal(&d, 8, block, owner, "one L3"), 1);
+  tt__topology_free(s);
+  /* the same machine unpinned: nodes unknown, not dealt */
+  int unpinned[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  cr_assert_eq(tt__topology_snapshot(t, 8, TT__PIN_CORES, unpinned, 0, &s), 0);
+  cr_expect_null(s->deal_block);
+  tt__topology_free(s);
+  hwloc_topology_destroy(t);
+  /* 4 participants on the first L3 of a machine with two */
+  t = load_synthetic("pack:1 [numa] l3:2 core:4 pu:1");
+  s = snapshot(t, 4, TT__PIN_CORES);
+  cr_expect_null(s->deal_block, "one L3 among the participants");
+  tt__topology_free(s);
+  s = snapshot(t, 5, TT__PIN_CORES);
+  cr_expect_not_null(s->deal_block, "5 span both L3s");
+  tt__topology_free(s);
+  hwloc_topology_destroy(t);
+}
+
+/* Sainte-Lague run block by block keeps every prefix within one block of
+ * each party's share for up to three parties of any sizes, and for parties
+ * of sizes within one of each other, but not for four or more unequal ones
+ * (nodes of 1, 1, 1 and 5 participants: after 5 blocks the node of 5 has 2,
+ * its share 3.125).  So the random descriptions draw either up to three
+ * nodes with at most three groups each (LLC -1, 0, 1), of any sizes, or up
+ * to eight nodes of near-equal sizes; the machines above cover many equal
+ * nodes and LLCs. */
+Test(deal, random_descriptions_keep_the_rules) {
+  uint64_t seed = 0xdea15eedull;
+  enum { MAXN = 64, MAXNODES = 8 };
+  int llc[MAXN], node[MAXN];
+  uint32_t block[MAXN], owner[MAXN];
+  for (int it = 0; it < 2000; it++) {
+    size_t n = 1 + (size_t)(rng_next(&seed) % MAXN), nn, p = n;
+    char what[32];
+    snprintf(what, sizeof what, "random %d", it);
+    if (it % 2) {
+      nn = 1 + (size_t)(rng_next(&seed) % 3);
+      for (size_t i = 0; i < n; i++)
+        node[i] = (int)(rng_next(&seed) % nn);
+      p = 1 + (size_t)(rng_next(&seed) % n); /* a prefix: any sizes */
+    } else {
+      /* node i % nn, shuffled: sizes within one of each other */
+      nn = 1 + (size_t)(rng_next(&seed) % MAXNODES);
+      for (size_t i = 0; i < n; i++)
+        node[i] = (int)(i % nn);
+      for (size_t i = n; i > 1; i--) {
+        size_t k = (size_t)(rng_next(&seed) % i);
+        int x = node[i - 1];
+        node[i - 1] = node[k], node[k] = x;
+      }
+    }
+    for (size_t i = 0; i < n; i++)
+      llc[i] = (int)(rng_next(&seed) % 3) - 1;
+    tt__topo_desc d = {n, llc, node, nn, NULL};
+    check_deal(&d, p, block, owner, what);
+  }
+}
