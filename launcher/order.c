@@ -152,9 +152,16 @@ int tt__order_build(const tt__topo_desc *d, uint32_t *victims,
  * least (2 * dealt_j + 1) / size_j (ties: the lower node id), then to the
  * group g of node j with the least (2 * dealt_g + 1) / size_g (ties: the group
  * seen first in index order), then to g's next participant by index.  The
- * rule is the Sainte-Lague apportionment run block by block: every prefix of
- * the range gives each node (and each group of a node) its share to within
- * one block.  O(p * (nodes + groups per node)) with small scratch arrays. */
+ * rule is the Sainte-Lague apportionment run block by block.  Every prefix of
+ * the range gives each node (each group of a node) its share to within one
+ * block when there are at most three of them, or their sizes differ by at
+ * most one (checked exhaustively up to 40 participants): every machine
+ * layout in tests/test-topology.c.  Sainte-Lague does not keep quota in
+ * general: four or more unequal ones can drift further (nodes of 1, 1, 1
+ * and 5 participants: after 5 blocks the node of 5 has 2, its share 3.125;
+ * over 200k random descriptions of up to 8 nodes, at most 1.5 blocks off
+ * for a node and 2.5 for a group).  O(p * (nodes + groups per node)) with
+ * small scratch arrays. */
 
 /* The candidate with the least (2 * dealt + 1) / size among those with
  * dealt < size, or SIZE_MAX. */

@@ -51,7 +51,8 @@ int tt__order_build(const tt__topo_desc *d, uint32_t *victims,
  * evenly interleaved as those shares allow (each next block to the node
  * furthest below its share: with two equal nodes, even blocks on node 0, odd
  * on node 1); within a node, a node's next block to its LLC furthest below
- * its share; within an LLC, to its participants in index order.  So a cost
+ * its share; within an LLC, to its participants in index order (order.c
+ * says how close to its share each prefix keeps a node).  So a cost
  * that trends along the range (a triangular grid) is split evenly between
  * the nodes and between the LLCs of a node, and stealing stays near (see
  * range.c).  With all p on one node and one LLC the deal is the identity.
