@@ -144,7 +144,10 @@ int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
  * team, cached per thread in the TT__SCRATCH_DEAL buffer for the last
  * (snapshot, p).  A snapshot lives until the process exits, so its address
  * names it.  The tables are written before the region is published and only
- * read in it. */
+ * read in it.  Correctness never rests on the deal: any permutation of the
+ * p blocks runs each of them once (static) or seeds each slot once (steal),
+ * so a team restarted between this lookup and the region, with another
+ * snapshot, only places the blocks less well. */
 static _Thread_local struct {
   const tt__topo *s;
   size_t p;
