@@ -45,6 +45,13 @@ typedef struct tt__topo {
  * pointer read here stays valid even if the team shuts down meanwhile. */
 const tt__topo *tt__topology_current(void);
 
+/* Makes s the current snapshot and returns the one it replaced (NULL: none).
+ * For tests that give the running team a placement this machine does not
+ * have (a hand-made snapshot with n >= the team's size).  s stays the
+ * caller's: swap the old one back before freeing it, and run no region
+ * meanwhile from another thread. */
+const tt__topo *tt__topology_swap(const tt__topo *s);
+
 /* Time the last tt__topology_init took, in ms. */
 double tt__topology_last_ms(void);
 

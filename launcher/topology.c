@@ -63,6 +63,12 @@ const tt__topo *tt__topology_current(void) {
 }
 double tt__topology_last_ms(void) { return last_ms; }
 
+const tt__topo *tt__topology_swap(const tt__topo *s) {
+  const tt__topo *old = tt_atomic_load_acquire(&current);
+  tt_atomic_store_release(&current, (tt__topo *)s);
+  return old;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -333,6 +333,80 @@ Test(range, pinned_team_installs_orders) {
   cr_expect_null(tt__topology_current(), "shutdown unpublishes the snapshot");
 }
 
+/* The deal reaches the schedules.  A hand-made snapshot of three
+ * participants on nodes 1, 0, 0 deals blocks {1, 0, 2} (block 0 to node 0,
+ * the furthest below its share), and its two-participant prefix, nodes 1
+ * and 0, deals {1, 0}: on the team of this machine (two participants,
+ * unpinned, one node) participant 1 must run the first half of a static
+ * range and participant 0 the second, and a steal range must still run every
+ * index once.  Polite mode off: a left-out worker's block would run on the
+ * caller. */
+typedef struct who_rec {
+  int *who;
+} who_rec;
+static void who_f(void *ctx, size_t b, size_t e) {
+  who_rec *w = ctx;
+  for (size_t i = b; i < e; i++)
+    w->who[i] = tt_participant();
+}
+
+Test(range, static_and_steal_follow_the_deal) {
+  setenv("TEAMS_POLITE", "off", 1);
+  cr_assert_eq(tt_team_shutdown(), 0);
+  cr_assert_eq(tt_team_start(), 0);
+  if (tt_team_size() != 2)
+    cr_skip_test("the hand-made placement is for a team of 2");
+  int llc[3] = {1, 0, 0}, node[3] = {1, 0, 0}, cpu[3] = {-1, -1, -1};
+  uint32_t blk[3], own[3];
+  tt__topo s;
+  memset(&s, 0, sizeof s);
+  s.n = 3;
+  s.pinned = 1;
+  s.cpu = cpu;
+  s.llc = llc;
+  s.node = node;
+  s.nnodes = 2;
+  tt__topo_desc d = tt__topology_desc(&s);
+  cr_assert_eq(tt__order_deal(&d, 3, blk, own), 0);
+  cr_assert(blk[0] == 1 && blk[1] == 0 && blk[2] == 2);
+  s.deal_block = blk;
+  s.deal_owner = own;
+  const tt__topo *old = tt__topology_swap(&s);
+
+  const uint32_t *o3 = NULL, *o2 = NULL;
+  cr_expect_eq(tt__range_deal(3, &o3), blk, "p == n: the snapshot's table");
+  cr_expect_eq(o3, own);
+  const uint32_t *d2 = tt__range_deal(2, &o2);
+  cr_assert_not_null(d2, "the prefix of two participants is dealt");
+  cr_expect(d2[0] == 1 && d2[1] == 0 && o2[0] == 1 && o2[1] == 0);
+  cr_expect_eq(tt__range_deal(2, NULL), d2, "the prefix is cached");
+  cr_expect_null(tt__range_deal(1, NULL));
+
+  size_t n = 1000;
+  int *who = malloc(n * sizeof *who);
+  who_rec w = {who};
+  for (int rep = 0; rep < 20; rep++) {
+    for (size_t i = 0; i < n; i++)
+      who[i] = -1;
+    cr_assert_eq(tt_foreach_range(who_f, &w, n, 0, 2, TT_SCHED_STATIC), 0);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(who[i], i < n / 2 ? 1 : 0, "rep %d index %zu", rep, i);
+  }
+  _Atomic unsigned *hits = calloc(n, sizeof *hits);
+  counts c = {n, 7, hits, 0, 128};
+  for (int rep = 0; rep < 20; rep++) {
+    for (size_t i = 0; i < n; i++)
+      hits[i] = 0;
+    cr_assert_eq(tt_foreach_range(count_f, &c, n, 7, 2, TT_SCHED_STEAL), 0);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(hits[i], 1, "rep %d index %zu", rep, i);
+  }
+  cr_expect_eq(tt__topology_swap(old), &s);
+  free(hits);
+  free(who);
+  unsetenv("TEAMS_POLITE");
+}
+
 /* ---- tt__foreach_range_on: a range on a run of participants -------------- */
 
 typedef struct on_rec {
