@@ -41,47 +41,43 @@ static void empty_greedy(size_t m, size_t p) {
   check(tt_foreach_chunk(empty_chunk, NULL, m, p), "empty greedy");
 }
 
-/* ---- vectors: p static chunks, block c on participant c ---- */
+/* ---- vectors: a static range of p blocks ----
+ * tt_foreach_range's static schedule, OpenMP's schedule(static): p balanced
+ * blocks, one per participant as the team deals them (over its NUMA nodes
+ * and LLCs when pinned across several; include/teams/memory.h).  The first
+ * touch, the triad and the axpy all cut the same blocks, and so do the grid
+ * section's axpy rows (the same p blocks in grains), so every row finds its
+ * pages local. */
 
-typedef struct vec_ctx {
-  const bench_vec *v;
-  size_t p;
-} vec_ctx;
-
-static void init_chunk(void *ctx, size_t c) {
-  const vec_ctx *x = ctx;
-  size_t b = bench_block(x->v->n, c, x->p), e = bench_block(x->v->n, c + 1, x->p);
+static void init_range(void *ctx, size_t b, size_t e) {
+  const bench_vec *v = ctx;
   for (size_t i = b; i < e; i++)
-    x->v->a[i] = 0, x->v->b[i] = 1, x->v->c[i] = 2;
+    v->a[i] = 0, v->b[i] = 1, v->c[i] = 2;
 }
 
-static void triad_chunk(void *ctx, size_t c) {
-  const vec_ctx *x = ctx;
-  const bench_vec *v = x->v;
-  bench_triad_body(v->a, v->b, v->c, v->s, bench_block(v->n, c, x->p),
-                   bench_block(v->n, c + 1, x->p));
+static void triad_range(void *ctx, size_t b, size_t e) {
+  const bench_vec *v = ctx;
+  bench_triad_body(v->a, v->b, v->c, v->s, b, e);
 }
 
-static void axpy_chunk(void *ctx, size_t c) {
-  const vec_ctx *x = ctx;
-  const bench_vec *v = x->v;
-  bench_axpy_body(v->s, v->b, v->c, bench_block(v->n, c, x->p),
-                  bench_block(v->n, c + 1, x->p));
+static void axpy_range(void *ctx, size_t b, size_t e) {
+  const bench_vec *v = ctx;
+  bench_axpy_body(v->s, v->b, v->c, b, e);
 }
 
 static void vec_init(const bench_vec *v, size_t p) {
-  vec_ctx x = {v, p};
-  check(tt_foreach_chunk(init_chunk, &x, p, p), "vector init");
+  check(tt_foreach_range(init_range, (void *)v, v->n, 1, p, TT_SCHED_STATIC),
+        "vector init");
 }
 
 static void triad(const bench_vec *v, size_t p) {
-  vec_ctx x = {v, p};
-  check(tt_foreach_chunk(triad_chunk, &x, p, p), "triad");
+  check(tt_foreach_range(triad_range, (void *)v, v->n, 1, p, TT_SCHED_STATIC),
+        "triad");
 }
 
 static void axpy(const bench_vec *v, size_t p) {
-  vec_ctx x = {v, p};
-  check(tt_foreach_chunk(axpy_chunk, &x, p, p), "axpy");
+  check(tt_foreach_range(axpy_range, (void *)v, v->n, 1, p, TT_SCHED_STATIC),
+        "axpy");
 }
 
 /* ---- grid: tt_foreach_range by schedule ---- */
@@ -90,11 +86,6 @@ static void grid_range(void *ctx, size_t begin, size_t end) {
   const bench_grid *g = ctx;
   for (size_t i = begin; i < end; i++)
     g->out[i] = bench_row_body(g->cost[i], (double)i);
-}
-
-static void axpy_range(void *ctx, size_t begin, size_t end) {
-  const bench_vec *v = ctx;
-  bench_axpy_body(v->s, v->b, v->c, begin, end);
 }
 
 /* The steals of the last steal region, or -1 when not counted. */
