@@ -53,7 +53,7 @@ static size_t page_after(const tt__touch_plan *t, size_t b) {
 void tt__touch_span(const tt__touch_plan *t, size_t c, size_t *k0,
                     size_t *k1) {
   size_t ub, ue;
-  tt__block(t->units, t->p, t->deal ? t->deal[c] : c, &ub, &ue);
+  tt__block(t->units, t->p, tt__dealt(t->deal, c), &ub, &ue);
   size_t ib = ub * t->unit < t->n ? ub * t->unit : t->n;
   size_t ie = ue * t->unit < t->n ? ue * t->unit : t->n;
   size_t bb = ib * t->elem, be = ie * t->elem;
@@ -67,7 +67,7 @@ size_t tt__touch_owner(const tt__touch_plan *t, size_t k) {
   size_t q = t->units / t->p, r = t->units % t->p;
   size_t big = r * (q + 1); /* units in the first r blocks, one longer */
   size_t b = u < big ? u / (q + 1) : r + (u - big) / q;
-  return t->owner ? t->owner[b] : b;
+  return tt__dealt(t->owner, b);
 }
 
 /* ---- touching on the team --------------------------------------------------- */

@@ -22,7 +22,7 @@ static int desc_valid(const tt__topo_desc *d) {
       d->nnodes >= (1u << 16) || !d->llc || !d->node)
     return 0;
   for (size_t i = 0; i < d->n; i++)
-    if (d->node[i] < 0 || (size_t)d->node[i] >= d->nnodes)
+    if (d->node[i] < 0 || (size_t)d->node[i] >= d->nnodes || d->llc[i] < -1)
       return 0;
   return 1;
 }

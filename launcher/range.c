@@ -151,33 +151,39 @@ int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
 static _Thread_local struct {
   const tt__topo *s;
   size_t p;
+  const uint32_t *t; /* the buffer it was computed in (freed at thread exit) */
   int identity;
 } tls_deal;
 
 const uint32_t *tt__range_deal(size_t p, const uint32_t **owner) {
   const tt__topo *s = tt__topology_current();
-  if (!s || !s->deal_block || p > s->n || p < 2)
-    return NULL;
-  if (p == s->n) {
-    if (owner)
-      *owner = s->deal_owner;
-    return s->deal_block;
+  const uint32_t *block = NULL, *own = NULL;
+  /* below deal_from the prefix lies in one (node, LLC) group: the identity */
+  if (s && s->deal_block && p <= s->n && p >= s->deal_from) {
+    if (p == s->n) {
+      block = s->deal_block;
+      own = s->deal_owner;
+    } else {
+      uint32_t *t = tt__scratch(TT__SCRATCH_DEAL, 2 * p * sizeof *t);
+      if (t) { /* no memory: contiguous blocks, still a correct schedule */
+        if (tls_deal.s != s || tls_deal.p != p || tls_deal.t != t) {
+          tt__topo_desc d = tt__topology_desc(s);
+          int rc = tt__order_deal(&d, p, t, t + p);
+          tls_deal.s = rc < 0 ? NULL : s;
+          tls_deal.p = p;
+          tls_deal.t = t;
+          tls_deal.identity = rc != 0;
+        }
+        if (!tls_deal.identity) {
+          block = t;
+          own = t + p;
+        }
+      }
+    }
   }
-  uint32_t *t = tt__scratch(TT__SCRATCH_DEAL, 2 * p * sizeof *t);
-  if (!t)
-    return NULL; /* contiguous blocks: still a correct schedule */
-  if (tls_deal.s != s || tls_deal.p != p) {
-    tt__topo_desc d = tt__topology_desc(s);
-    int rc = tt__order_deal(&d, p, t, t + p);
-    tls_deal.s = rc < 0 ? NULL : s;
-    tls_deal.p = p;
-    tls_deal.identity = rc != 0;
-  }
-  if (tls_deal.identity)
-    return NULL;
   if (owner)
-    *owner = t + p;
-  return t;
+    *owner = own;
+  return block;
 }
 
 /* ---- static, greedy and the serial call ------------------------------------ */
@@ -204,7 +210,7 @@ static void run_grain_block(range_fn f, void *ctx, size_t n, size_t grain,
 static void static_chunk(void *ctx, size_t c) {
   const plain_range *s = ctx;
   run_grain_block(s->f, s->ctx, s->n, s->grain, s->grains, s->p,
-                  s->deal ? s->deal[c] : c);
+                  tt__dealt(s->deal, c));
 }
 
 static void greedy_chunk(void *ctx, size_t c) {
@@ -280,7 +286,8 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   plain_range pr = {f, ctx, n, grain, grains, p, NULL};
   if (p == 1 || nested) /* one grain, one participant, or nested in a chunk */
     return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
-  pr.deal = tt__range_deal(p, NULL);
+  if (schedule != TT_SCHED_GREEDY) /* greedy has no blocks */
+    pr.deal = tt__range_deal(p, NULL);
 
   switch (schedule) {
   case TT_SCHED_STATIC:

@@ -160,19 +160,17 @@ void tt__steal_region_init(tt__steal_region *r, tt__steal_slot *slots,
   r->protect_passes = TT__STEAL_PROTECT_PASSES;
   r->backoff_spins = 32;
   for (size_t i = 0; i < p; i++) {
-    size_t front, back;
-    tt__block(units, p, i, &front, &back);
     memset(&slots[i], 0, sizeof slots[i]);
-    tt_atomic_store_relaxed(&slots[i].range, TT__RANGE_PACK(front, back));
     tt_atomic_store_relaxed(&slots[i].state, TT__OWNER_IDLE);
     tt_atomic_store_relaxed(&slots[i].rescued, 0);
   }
+  tt__steal_region_deal(r, NULL);
 }
 
 void tt__steal_region_deal(tt__steal_region *r, const uint32_t *deal) {
   for (size_t i = 0; i < r->p; i++) {
     size_t front, back;
-    tt__block(r->units, r->p, deal[i], &front, &back);
+    tt__block(r->units, r->p, tt__dealt(deal, i), &front, &back);
     tt_atomic_store_relaxed(&r->slots[i].range, TT__RANGE_PACK(front, back));
   }
 }

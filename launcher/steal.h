@@ -86,8 +86,9 @@ void tt__steal_region_init(tt__steal_region *r, tt__steal_slot *slots,
                            void (*f)(void *, size_t, size_t), void *ctx,
                            size_t n, size_t unit, size_t units, size_t p);
 
-/* Gives participant c block deal[c] of the p blocks instead of block c (a
- * permutation of 0..p-1: range.c's deal).  Before the region runs. */
+/* Gives participant c block deal[c] of the p blocks (a permutation of
+ * 0..p-1: range.c's deal; NULL: block c, as tt__steal_region_init does).
+ * Before the region runs. */
 void tt__steal_region_deal(tt__steal_region *r, const uint32_t *deal);
 
 /* Installs the victim orders of snapshot s (when ordered, s->n >= p) and its

@@ -59,10 +59,16 @@ int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
 
 /* The deal of a range's p blocks on the running team (range.c): participant
  * c starts from block deal[c], block b from participant (*owner)[b] (owner
- * may be NULL).  NULL when the deal is the identity (block c on participant
- * c: one node and one LLC, an unpinned team, no team, p < 2).  The tables
- * stay valid until this thread asks for another p. */
+ * may be NULL).  NULL, and *owner NULL, when the deal is the identity (block
+ * c on participant c: the first p participants on one node and one LLC, an
+ * unpinned team, TEAMS_BLOCKS=contiguous, no team, p < 2).  The tables stay
+ * valid until this thread asks for another p. */
 const uint32_t *tt__range_deal(size_t p, const uint32_t **owner);
+
+/* Participant c's block under deal (NULL: the identity). */
+static inline size_t tt__dealt(const uint32_t *deal, size_t c) {
+  return deal ? deal[c] : c;
+}
 
 /* Block c of [0, n) split into p blocks balanced to within one (the first
  * n % p blocks are one longer): [*begin, *end).  Precondition: c < p. */

@@ -30,9 +30,12 @@ typedef struct tt__topo {
   uint32_t *local_end;/* [n] when ordered: row entries on the thief's node */
   /* The deal of a range's n blocks (tt__order_deal): participant c runs
    * block deal_block[c], block b is participant deal_owner[b].  NULL when
-   * it is the identity for every p <= n (the participants span one node and
-   * one LLC, or the team is not pinned: then nodes are unknown). */
+   * the participants lie in one (node, LLC) group, so that every deal is
+   * the identity, when the team is not pinned (nodes unknown), and with
+   * TEAMS_BLOCKS=contiguous.  deal_from: the fewest participants whose
+   * prefix spans two groups (a smaller p deals as the identity). */
   uint32_t *deal_block, *deal_owner;
+  size_t deal_from;
   const char *note;   /* why orders are cyclic or nodes ignored, or NULL */
   /* the machine as read (for teams-info) */
   unsigned machine_pus, machine_cores, machine_llcs, machine_nodes;

@@ -446,10 +446,10 @@ int tt__topology_snapshot(hwloc_topology_t t, size_t n, tt__pin pin,
   }
   if (pinned && n > 1) {
     /* more than one (node, LLC) group: the blocks of a range are dealt */
-    int spans = 0;
-    for (size_t i = 1; i < n && !spans; i++)
-      spans = s->node[i] != s->node[0] || s->llc[i] != s->llc[0];
-    if (spans) {
+    for (size_t i = 1; i < n && !s->deal_from; i++)
+      if (s->node[i] != s->node[0] || s->llc[i] != s->llc[0])
+        s->deal_from = i + 1;
+    if (s->deal_from) {
       s->deal_block = malloc(n * sizeof *s->deal_block);
       s->deal_owner = malloc(n * sizeof *s->deal_owner);
       if (!s->deal_block || !s->deal_owner) {
@@ -585,6 +585,12 @@ int tt__topology_init_within(size_t n, tt__pin pin, const tt__cpumask *within,
   }
   if (chose < 0)
     s->note = "fewer candidate PUs than participants: not pinned";
+  const char *b = getenv("TEAMS_BLOCKS");
+  if (b && strcmp(b, "contiguous") == 0) { /* block c on participant c */
+    free(s->deal_block), free(s->deal_owner);
+    s->deal_block = s->deal_owner = NULL;
+    s->deal_from = 0;
+  }
   publish(s);
 out:
   if (cand)

@@ -29,6 +29,7 @@
 #include "teams/team.h"
 #include "team-util.h"
 #include "topology-view.h"
+#include "dealt-util.h"
 
 /* ============================ the rule ==================================== */
 
@@ -184,8 +185,9 @@ static void record(void *ctx, size_t b, size_t e) {
 }
 
 /* The plan's blocks are the ones tt_foreach_range's static schedule runs:
- * index i on the participant whose block holds it. */
-Test(plan, static_matches_the_range) {
+ * index i on the participant whose block holds it, under the team's deal
+ * (the identity here, unless the team is pinned over several LLCs). */
+static void static_matches_the_range(void) {
   /* tt_foreach_range's static blocks on their participants, strictly: a
    * polite worker's block would run on the caller (team.c). */
   setenv("TEAMS_POLITE", "off", 1);
@@ -203,15 +205,33 @@ Test(plan, static_matches_the_range) {
       cr_assert_eq(tt__range_plan(n, grains[g], 64, TT_SCHED_STATIC, team,
                                   &unit, &units, &pp),
                    0);
-      for (size_t c = 0; c < pp; c++) {
+      const uint32_t *owner = NULL;
+      (void)tt__range_deal(pp, &owner);
+      for (size_t b = 0; b < pp; b++) {
         size_t ub, ue;
-        tt__block(units, pp, c, &ub, &ue);
+        tt__block(units, pp, b, &ub, &ue);
         for (size_t i = ub * unit; i < ue * unit && i < n; i++)
-          cr_assert_eq(w.by[i], (int)c, "n %zu grain %zu index %zu", n,
-                       grains[g], i);
+          cr_assert_eq(w.by[i], (int)tt__dealt(owner, b),
+                       "n %zu grain %zu index %zu", n, grains[g], i);
       }
       free(w.by);
     }
+}
+
+Test(plan, static_matches_the_range) { static_matches_the_range(); }
+
+/* The same under a placement whose deal is not the identity
+ * (tests/dealt-util.h): block 0 on participant 1. */
+Test(plan, static_matches_the_dealt_range) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  cr_assert_eq(tt_team_start(), 0);
+  dealt_topo dt;
+  dealt_install(&dt);
+  const uint32_t *owner = NULL;
+  cr_assert_not_null(tt__range_deal(2, &owner));
+  cr_assert_eq(owner[0], 1);
+  static_matches_the_range();
+  dealt_remove(&dt);
 }
 
 /* Steal and auto: the steal region's initial blocks (tt__steal_region_init)

@@ -20,6 +20,7 @@
 #include "teams/team.h"
 #include "team-util.h"
 #include "topology-view.h"
+#include "dealt-util.h"
 
 typedef struct counts {
   size_t n, grain;
@@ -333,14 +334,11 @@ Test(range, pinned_team_installs_orders) {
   cr_expect_null(tt__topology_current(), "shutdown unpublishes the snapshot");
 }
 
-/* The deal reaches the schedules.  A hand-made snapshot of three
- * participants on nodes 1, 0, 0 deals blocks {1, 0, 2} (block 0 to node 0,
- * the furthest below its share), and its two-participant prefix, nodes 1
- * and 0, deals {1, 0}: on the team of this machine (two participants,
- * unpinned, one node) participant 1 must run the first half of a static
- * range and participant 0 the second, and a steal range must still run every
- * index once.  Polite mode off: a left-out worker's block would run on the
- * caller. */
+/* The deal reaches the schedules (tests/dealt-util.h): on a team of two
+ * with the hand-made placement, participant 1 must run the first half of a
+ * static range and participant 0 the second, the prefix deal is computed
+ * once per thread and p, and a steal range still runs every index once.
+ * Polite mode off: a left-out worker's block would run on the caller. */
 typedef struct who_rec {
   int *who;
 } who_rec;
@@ -352,35 +350,26 @@ static void who_f(void *ctx, size_t b, size_t e) {
 
 Test(range, static_and_steal_follow_the_deal) {
   setenv("TEAMS_POLITE", "off", 1);
+  setenv("TEAMS_NUM_THREADS", "2", 1);
   cr_assert_eq(tt_team_shutdown(), 0);
   cr_assert_eq(tt_team_start(), 0);
-  if (tt_team_size() != 2)
-    cr_skip_test("the hand-made placement is for a team of 2");
-  int llc[3] = {1, 0, 0}, node[3] = {1, 0, 0}, cpu[3] = {-1, -1, -1};
-  uint32_t blk[3], own[3];
-  tt__topo s;
-  memset(&s, 0, sizeof s);
-  s.n = 3;
-  s.pinned = 1;
-  s.cpu = cpu;
-  s.llc = llc;
-  s.node = node;
-  s.nnodes = 2;
-  tt__topo_desc d = tt__topology_desc(&s);
-  cr_assert_eq(tt__order_deal(&d, 3, blk, own), 0);
-  cr_assert(blk[0] == 1 && blk[1] == 0 && blk[2] == 2);
-  s.deal_block = blk;
-  s.deal_owner = own;
-  const tt__topo *old = tt__topology_swap(&s);
+  cr_assert_eq(tt_team_size(), 2);
+  dealt_topo dt;
+  dealt_install(&dt);
 
   const uint32_t *o3 = NULL, *o2 = NULL;
-  cr_expect_eq(tt__range_deal(3, &o3), blk, "p == n: the snapshot's table");
-  cr_expect_eq(o3, own);
-  const uint32_t *d2 = tt__range_deal(2, &o2);
+  cr_expect_eq(tt__range_deal(3, &o3), dt.block, "p == n: the snapshot's");
+  cr_expect_eq(o3, dt.owner);
+  uint32_t *d2 = (uint32_t *)tt__range_deal(2, &o2);
   cr_assert_not_null(d2, "the prefix of two participants is dealt");
   cr_expect(d2[0] == 1 && d2[1] == 0 && o2[0] == 1 && o2[1] == 0);
-  cr_expect_eq(tt__range_deal(2, NULL), d2, "the prefix is cached");
-  cr_expect_null(tt__range_deal(1, NULL));
+  d2[0] = 7; /* a second call must not deal again */
+  cr_expect_eq(tt__range_deal(2, NULL), d2);
+  cr_expect_eq(d2[0], 7, "the prefix is cached");
+  d2[0] = 1;
+  o2 = d2;
+  cr_expect_null(tt__range_deal(1, &o2), "one participant: the identity");
+  cr_expect_null(o2, "... and no owner table");
 
   size_t n = 1000;
   int *who = malloc(n * sizeof *who);
@@ -401,10 +390,9 @@ Test(range, static_and_steal_follow_the_deal) {
     for (size_t i = 0; i < n; i++)
       cr_assert_eq(hits[i], 1, "rep %d index %zu", rep, i);
   }
-  cr_expect_eq(tt__topology_swap(old), &s);
+  dealt_remove(&dt);
   free(hits);
   free(who);
-  unsetenv("TEAMS_POLITE");
 }
 
 /* ---- tt__foreach_range_on: a range on a run of participants -------------- */

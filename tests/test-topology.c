@@ -728,6 +728,9 @@ Test(deal, rejects_bad_arguments) {
   node[2] = -1;
   cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL, "node -1");
   node[2] = 1;
+  llc[2] = -2;
+  cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL, "llc -2");
+  llc[2] = 1;
   d.nnodes = 0;
   cr_expect_eq(tt__order_deal(&d, 3, block, owner), TT_EINVAL, "nnodes 0");
   d.nnodes = 2;

@@ -54,10 +54,13 @@ static void print_orders(const tt__topo *s) {
       printf("  block %u", s->deal_block[i]);
     printf("\n");
   }
+  int dealt = 0;
+  for (size_t i = 0; s->deal_block && i < n; i++)
+    dealt |= s->deal_block[i] != i;
   printf("blocks of a range: %s\n",
-         s->deal_block ? "dealt over the nodes, then the LLCs of each node "
-                         "(block shown above, for p = all participants)"
-                       : "block c on participant c");
+         dealt ? "dealt over the nodes, then the LLCs of each node "
+                 "(block shown above, for p = all participants)"
+               : "block c on participant c");
   if (s->dist && s->nnodes > 1) {
     printf("node distances (participants' nodes):\n");
     for (size_t a = 0; a < s->nnodes; a++) {
