@@ -1,4 +1,5 @@
-/* teams: victim orders for the steal schedule (see order.h for the rules).
+/* teams: victim orders for the steal schedule and the deal of a range's
+ * blocks (see order.h for the rules).
  *
  * Each row is written tier by tier, without sorting: tiers 0 and 1 by walking
  * i + 1, i + 2, ... mod n (which is the rotation after i); the remote tiers

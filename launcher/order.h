@@ -1,4 +1,5 @@
-/* teams: victim orders for the steal schedule (internal).
+/* teams: victim orders for the steal schedule, and the deal of a range's
+ * blocks over the participants (internal).
  *
  * A pure function of a small description of where the participants sit:
  * each participant's last-level cache and NUMA node, and the node distances.

@@ -106,7 +106,9 @@
  * at 256 (224 on SPR), bytes run off their node from 0.96/1.77/1.75 to
  * 0.88/0.65/0.67 of random victims' (13.2-15.0% of the bytes, where any
  * schedule that ends balanced runs at least 12.75-13.9% off their
- * first-touch node); uniform and power-law within 0.002 (power-law on
+ * first-touch node; all with contiguous blocks, before range.c dealt them
+ * over the nodes, which took these to 1.019-1.030x ideal and 0.005-0.041 of
+ * random's bytes); uniform and power-law within 0.002 (power-law on
  * NPS1 at 256: 1.042 -> 1.044, the last units' order; elsewhere the same
  * or better).  Measured and rejected: most-left in the LLC tier too (fewer
  * steals, no better makespan), half everywhere, a crossing

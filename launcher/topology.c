@@ -15,8 +15,11 @@
  *   numa   participants spread evenly over the NUMA nodes that hold CPUs (as
  *          far as each node has PUs), in contiguous runs: 0..k0-1 on the
  *          first node, k0..k1-1 on the next, ...; cores order within a node.
- *          Contiguous runs keep neighbouring blocks of a range, which are
- *          neighbouring participants, on one node.  Rejected nodes: as cores.
+ *          Contiguous runs make a node's participants a run of indices: a
+ *          sub-team of one node (the PoCL driver's sub-devices, which keep
+ *          block k on member k) is then one run.  A range's blocks are dealt
+ *          over the nodes and LLCs instead (the snapshot's deal, order.h).
+ *          Rejected nodes: as cores.
  *   Fewer candidate PUs than participants: nobody is pinned.
  * Victim orders are built only when every participant has a PU of its own
  * (and TEAMS_VICTIMS is not "cyclic", a switch for measuring locality against

@@ -151,7 +151,9 @@ tp_place_command (_cl_command_node *node)
         continue;
       /* The buffer's bytes in the static partition over the device's
        * participants: elements are bytes, and [ptr, ptr + size) is cut
-       * into count blocks, block k touched by participant first + k.  The
+       * into count blocks, dealt over the team's nodes and LLCs as a
+       * kernel's work-groups are (root device), or block k touched by
+       * participant first + k (a sub-device, whose runs keep that order).  The
        * partial pages at the ends were not discarded and keep their node.
        * A sub-device's buffer waits for a held team, as its kernels do
        * (run.c); the root device's is touched as a kernel of its runs,

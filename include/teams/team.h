@@ -36,8 +36,9 @@ TT_EXTERN int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx,
  * new values, existing values never change. */
 typedef enum tt_schedule {
   TT_SCHED_STATIC = 0, /* p equal blocks, one per participant (block i on
-                          participant i unless the team spans several NUMA
-                          nodes or LLCs: then dealt over them, memory.h) */
+                          participant i unless the team is pinned over
+                          several NUMA nodes or LLCs: then dealt over them,
+                          memory.h) */
   TT_SCHED_GREEDY = 1, /* grains from one shared counter */
   TT_SCHED_STEAL = 2,  /* p blocks, thieves take from the back (uneven work) */
   TT_SCHED_AUTO = 3    /* the runtime picks */

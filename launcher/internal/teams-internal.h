@@ -108,7 +108,7 @@ TT_INTERNAL int tt__foreach_range_on(void (*f)(void *ctx, size_t begin,
                                      tt_schedule schedule, int wait);
 
 /* tt_mem_touch(base, bytes, 1, 0, count, TT_SCHED_STATIC) with block k
- * touched by participant first + k of the team instead of participant k
+ * touched by participant first + k of the team instead of the team's deal
  * (launcher/memory.c): the pages where a static launch on that sub-team
  * (tt__foreach_range_on) runs, and touched as it runs them (a left-out
  * member's block by another member; waiting for a held team unless wait is
