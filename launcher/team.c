@@ -199,8 +199,18 @@
  * sentinel there takes a CPU from the participants (a team of 3 on 2 CPUs,
  * loops of 2: the unused worker as sentinel took 40% of a core and the
  * caller was preempted 17599 times/s in one round of teams-bench's idle
- * section).  The sentinel also takes the wake-up system calls off the
- * holder:
+ * section).  The count alone can miss it: with the unused worker already
+ * the sentinel, the loops' worker saw the machine overcommitted after each
+ * chunk and slept, the count fell back, and the sentinel kept its role and
+ * its CPU (tests/test-team.c sentinel_steps_aside_when_overcommitted failed
+ * 3 times in 10 with two other busy threads on the 2-core guest).  So a
+ * worker still within its spin after a chunk, which would sleep only
+ * because the machine is overcommitted, asks a sentinel other than itself
+ * to step aside (team.sentinel_yield) and spins on until its deadline; the
+ * sentinel resigns at its next check, as when it finds the machine
+ * overcommitted.  To the protocol this is one more resignation at any
+ * moment, which the model already makes nondeterministically.  The
+ * sentinel also takes the wake-up system calls off the holder:
  *
  *   holder, for each needed worker whose exchange returned SLEEP:
  *       store(worker.wake_req, 1)                               (seq_cst)
@@ -379,6 +389,11 @@ typedef struct team {
    * in the struct, whose alignment pads the line. */
   _Alignas(TT_CACHE_PAD) _Atomic uint32_t sentinel_id;
   _Atomic uint32_t wake_seq;
+  /* 1: a worker that ran a chunk of the running region found the machine
+   * overcommitted while a sentinel spins, and asks it to step aside (see
+   * "Sentinel mode").  A hint, relaxed: set by such workers, cleared by the
+   * sentinel as it resigns. */
+  _Atomic uint32_t sentinel_yield;
 
   /* Workers not asleep: fetch_sub before a worker sleeps, fetch_add after.
    * Read by spinning workers to tell an overcommitted machine. */
@@ -686,8 +701,11 @@ static void be_sentinel(worker *w, uint32_t seen) {
   wake_requested(T.slots);
   uint64_t since = tt__now_ns();
   for (unsigned k = 0; tt_atomic_load_acquire(&w->go) == seen; k++) {
-    if (k % 64 == 0 && overcommitted())
+    if (k % 64 == 0 &&
+        (overcommitted() || tt_atomic_load_relaxed(&T.sentinel_yield))) {
+      tt_atomic_store_relaxed(&T.sentinel_yield, 0);
       break;
+    }
     if (k % 64 == 0 && tt__now_ns() - since >= TT_POLITE_AFTER_NS)
       sched_yield();
     else
@@ -907,6 +925,15 @@ static void *worker_main(void *arg) {
     }
     if (now < deadline && !overcommitted())
       continue;
+    if (now < deadline && T.sentinel_mode) {
+      /* Overcommitted within our spin after a chunk: if an idle sentinel
+       * holds a CPU, it steps aside for us ("Sentinel mode") */
+      uint32_t s = tt_atomic_load_relaxed(&T.sentinel_id);
+      if (s != 0 && s != (uint32_t)w->id) {
+        tt_atomic_store_relaxed(&T.sentinel_yield, 1);
+        continue;
+      }
+    }
     if (!polite)
       ps.ns = TT_POLITE_MIN_NS; /* the spin ran out undisturbed */
     if (T.sentinel_mode && !overcommitted()) {

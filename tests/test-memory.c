@@ -224,6 +224,7 @@ Test(plan, static_matches_the_range) { static_matches_the_range(); }
  * (tests/dealt-util.h): block 0 on participant 1. */
 Test(plan, static_matches_the_dealt_range) {
   setenv("TEAMS_NUM_THREADS", "2", 1);
+  setenv("TEAMS_POLITE", "off", 1); /* read at team start */
   cr_assert_eq(tt_team_start(), 0);
   dealt_topo dt;
   dealt_install(&dt);
