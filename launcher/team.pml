@@ -36,7 +36,8 @@
  *     its id), or does not try (overcommitted); be_sentinel (load wake_seq,
  *     spin on the go word, scan the wake_req flags when wake_seq moved,
  *     resign with a store of 0 when the go word changed or, up to RESIGNS
- *     times per run, at any moment (overcommitted), scan once more); the
+ *     times per run, at any moment (overcommitted, or team.sentinel_yield
+ *     set by a worker spinning after a chunk), scan once more); the
  *     holder's delegation (wake_req = 1 for each sleeper its exchange found,
  *     fetch_add(wake_seq), load team.sentinel_id, and when it is 0,
  *     wake_requested itself);
@@ -711,7 +712,7 @@ end_sentinel:
 #ifndef MUT_SENTINEL_NOPOLL
     :: poked -> poked = 0; wake_requested(NP)
 #endif
-    :: resigns < RESIGNS -> resigns++; break /* overcommitted() */
+    :: resigns < RESIGNS -> resigns++; break /* overcommitted(), yield */
     od;
     sentinel_id = 0;
 #ifndef MUT_SENTINEL_NOSCAN
