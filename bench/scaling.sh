@@ -13,6 +13,10 @@
 #              `teams-tree`, and the OpenMP runtimes and oneTBB) and
 #              bandwidth as the team grows
 #   interop    OpenMP and team regions alternating in one process, at p
+#   deal       where the team pinned over its NUMA nodes (TEAMS_PIN=numa)
+#              deals a range's blocks over several nodes or LLCs (teams-info
+#              says so): the grid and axpy sections pinned, dealt against
+#              TEAMS_BLOCKS=contiguous (block c on participant c), alternating
 #   line-scan  the scan-overlap constant of tools/teams-sim's cost model
 #   sim        teams-sim's fork/join critical path at the measured p, to
 #              set beside the empty rows
@@ -61,6 +65,24 @@ done
 part "interop: OpenMP and team regions alternating (p = $P)"
 run 300 "$B/bench/teams-bench" --tsv --section interop | tee "$O/interop.tsv" |
   awk -F'\t' '{printf "%-8s %-20s %-24s %-6s %10s %10s %s\n", $1, $2, $3, $4, $5, $6, $7}'
+
+part "deal: grid and axpy pinned over the nodes, dealt vs contiguous blocks"
+if TEAMS_PIN=numa timeout 20 "$B/tools/teams-info" | grep -q '^blocks of a range: dealt'; then
+  TEAMS_PIN=numa run 20 "$B/tools/teams-info" | grep -E '^ +[0-9]+: PU|^blocks'
+  : > "$O/deal.tsv"
+  for round in 1 2; do
+    for blocks in dealt contiguous; do
+      for s in grid axpy; do
+        TEAMS_PIN=numa TEAMS_BLOCKS=$blocks run 300 "$B/bench/teams-bench" \
+          --tsv --section $s | sed "s/^/$blocks\t/" | tee -a "$O/deal.tsv" |
+          awk -F'\t' '$3 ~ /^teams/ && $4 ~ /(triangular|imbalanced|axpy_uniform|triad_bw|axpy_bw)$/ {
+            printf "%-10s %-8s %-20s %-24s %10s\n", $1, $2, $3, $4, $6 }'
+      done
+    done
+  done
+else
+  echo "one node and one LLC (or not pinned): block c on participant c, nothing to compare"
+fi
 
 part line-scan
 run 30 "$B/bench/teams-bench-line-scan" 256 2001
