@@ -199,18 +199,19 @@
  * sentinel there takes a CPU from the participants (a team of 3 on 2 CPUs,
  * loops of 2: the unused worker as sentinel took 40% of a core and the
  * caller was preempted 17599 times/s in one round of teams-bench's idle
- * section).  The count alone can miss it: with the unused worker already
- * the sentinel, the loops' worker saw the machine overcommitted after each
- * chunk and slept, the count fell back, and the sentinel kept its role and
- * its CPU (tests/test-team.c sentinel_steps_aside_when_overcommitted failed
- * 3 times in 10 with two other busy threads on the 2-core guest).  So a
- * worker still within its spin after a chunk, which would sleep only
- * because the machine is overcommitted, asks a sentinel other than itself
- * to step aside (team.sentinel_yield) and spins on until its deadline; the
- * sentinel resigns at its next check, as when it finds the machine
- * overcommitted.  To the protocol this is one more resignation at any
- * moment, which the model already makes nondeterministically.  The
- * sentinel also takes the wake-up system calls off the holder:
+ * section).  And the role goes only to a worker that the latest region was
+ * handed to (its last go word's generation is team.running_gen), and a
+ * sentinel that a later region passed by resigns: a worker the loops do
+ * not use never spins for them, as in sleep mode only a worker that ran a
+ * chunk of the running region keeps spinning.  The count alone missed it:
+ * with the unused worker the sentinel, the loops' worker, starting late on
+ * a loaded machine, slept after its spin, the count fell back, and the
+ * unused worker kept (or took again) the role and a CPU
+ * (tests/test-team.c sentinel_steps_aside_when_overcommitted failed 3 times
+ * in 10 with two other busy threads on the 2-core guest).  To the protocol
+ * both are a worker that does not try for the role and a resignation at any
+ * moment, which the model makes nondeterministically.  The sentinel also
+ * takes the wake-up system calls off the holder:
  *
  *   holder, for each needed worker whose exchange returned SLEEP:
  *       store(worker.wake_req, 1)                               (seq_cst)
@@ -389,11 +390,6 @@ typedef struct team {
    * in the struct, whose alignment pads the line. */
   _Alignas(TT_CACHE_PAD) _Atomic uint32_t sentinel_id;
   _Atomic uint32_t wake_seq;
-  /* 1: a worker that ran a chunk of the running region found the machine
-   * overcommitted while a sentinel spins, and asks it to step aside (see
-   * "Sentinel mode").  A hint, relaxed: set by such workers, cleared by the
-   * sentinel as it resigns. */
-  _Atomic uint32_t sentinel_yield;
 
   /* Workers not asleep: fetch_sub before a worker sleeps, fetch_add after.
    * Read by spinning workers to tell an overcommitted machine. */
@@ -688,10 +684,11 @@ static bool overcommitted(void) {
 }
 
 /* Sentinel mode: spin, without a deadline, until this worker's go word
- * changes from seen or the machine is overcommitted; serve the wake-ups the
- * holder leaves meanwhile.  Precondition: this worker holds
+ * changes from seen, the machine is overcommitted, or a region other than
+ * ran_gen (the last one handed to this worker) starts without it; serve the
+ * wake-ups the holder leaves meanwhile.  Precondition: this worker holds
  * team.sentinel_id. */
-static void be_sentinel(worker *w, uint32_t seen) {
+static void be_sentinel(worker *w, uint32_t seen, uint32_t ran_gen) {
   /* A holder that already read our id from team.sentinel_id may have bumped
    * wake_seq before this load: then its wake_req stores precede the load,
    * and the scan right after it finds them (all seq_cst).  Without that scan
@@ -702,10 +699,9 @@ static void be_sentinel(worker *w, uint32_t seen) {
   uint64_t since = tt__now_ns();
   for (unsigned k = 0; tt_atomic_load_acquire(&w->go) == seen; k++) {
     if (k % 64 == 0 &&
-        (overcommitted() || tt_atomic_load_relaxed(&T.sentinel_yield))) {
-      tt_atomic_store_relaxed(&T.sentinel_yield, 0);
+        (overcommitted() ||
+         tt_atomic_load_relaxed(&T.running_gen) != ran_gen))
       break;
-    }
     if (k % 64 == 0 && tt__now_ns() - since >= TT_POLITE_AFTER_NS)
       sched_yield();
     else
@@ -925,24 +921,17 @@ static void *worker_main(void *arg) {
     }
     if (now < deadline && !overcommitted())
       continue;
-    if (now < deadline && T.sentinel_mode) {
-      /* Overcommitted within our spin after a chunk: if an idle sentinel
-       * holds a CPU, it steps aside for us ("Sentinel mode") */
-      uint32_t s = tt_atomic_load_relaxed(&T.sentinel_id);
-      if (s != 0 && s != (uint32_t)w->id) {
-        tt_atomic_store_relaxed(&T.sentinel_yield, 1);
-        continue;
-      }
-    }
     if (!polite)
       ps.ns = TT_POLITE_MIN_NS; /* the spin ran out undisturbed */
-    if (T.sentinel_mode && !overcommitted()) {
+    if (T.sentinel_mode && !overcommitted() &&
+        tt_atomic_load_relaxed(&T.running_gen) == ran_gen) {
       uint32_t none = 0;
       if (tt_atomic_cas_seq_cst(&T.sentinel_id, &none, (uint32_t)w->id)) {
-        /* Back when the go word changed, or resigned (overcommitted): the
-         * deadline has passed, so unless a region came the loop sleeps, or
-         * takes the role again once the machine is no longer overcommitted. */
-        be_sentinel(w, seen);
+        /* Back when the go word changed, or resigned (overcommitted, or a
+         * region passed us by): the deadline has passed, so unless a region
+         * came the loop sleeps, or takes the role again once the machine is
+         * no longer overcommitted and we were handed the latest region. */
+        be_sentinel(w, seen, ran_gen);
         continue;
       }
     }

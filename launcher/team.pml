@@ -33,11 +33,12 @@
  *     running = 0, release;
  *   - with -DSENTINEL_MODE (team.sentinel_mode, TEAMS_IDLE=sentinel): a
  *     worker whose deadline passed first tries CAS(team.sentinel_id: 0 ->
- *     its id), or does not try (overcommitted); be_sentinel (load wake_seq,
+ *     its id), or does not try (overcommitted, or not handed the
+ *     latest region); be_sentinel (load wake_seq,
  *     spin on the go word, scan the wake_req flags when wake_seq moved,
  *     resign with a store of 0 when the go word changed or, up to RESIGNS
- *     times per run, at any moment (overcommitted, or team.sentinel_yield
- *     set by a worker spinning after a chunk), scan once more); the
+ *     times per run, at any moment (overcommitted, or a region that passed
+ *     it by: team.running_gen), scan once more); the
  *     holder's delegation (wake_req = 1 for each sleeper its exchange found,
  *     fetch_add(wake_seq), load team.sentinel_id, and when it is 0,
  *     wake_requested itself);
@@ -712,7 +713,7 @@ end_sentinel:
 #ifndef MUT_SENTINEL_NOPOLL
     :: poked -> poked = 0; wake_requested(NP)
 #endif
-    :: resigns < RESIGNS -> resigns++; break /* overcommitted(), yield */
+    :: resigns < RESIGNS -> resigns++; break /* overcommitted(), passed by */
     od;
     sentinel_id = 0;
 #ifndef MUT_SENTINEL_NOSCAN

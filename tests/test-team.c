@@ -461,7 +461,10 @@ Test(team, sentinel_steps_aside_when_overcommitted) {
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   int asleep_seen = 0;
-  for (long i = 0;; i++) {
+  char states[64]; /* the unused worker's states, as sampled */
+  int ns = 0;
+  long i = 0;
+  for (;; i++) {
     tt_foreach_chunk(nop_chunk, NULL, p, p); /* all but the last worker */
     if ((i & 1023) == 0) {
       clock_gettime(CLOCK_MONOTONIC, &b);
@@ -470,12 +473,16 @@ Test(team, sentinel_steps_aside_when_overcommitted) {
         cr_assert_eq(thread_stat(unused, &t1, &s), 0);
         if (s == 'S')
           asleep_seen++;
+        if (ns < (int)sizeof states - 1)
+          states[ns++] = s;
       }
       if (el > 0.6)
         break;
     }
   }
-  cr_assert_gt(asleep_seen, 0, "the left-out worker never slept");
+  states[ns] = 0;
+  cr_assert_gt(asleep_seen, 0, "the left-out worker never slept: %s (%ld regions)",
+               states, i + 1);
   cr_assert_eq(thread_stat(unused, &t1, &s), 0);
   long hz = sysconf(_SC_CLK_TCK);
   cr_assert_lt(t1 - t0, hz / 10, "left-out worker used %ld ticks", t1 - t0);
