@@ -424,6 +424,24 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
   POclReleaseEvent (ev);
 }
 
+/* Order.  Listed commands run one at a time per scheduler, in list
+ * order: a thread pops only while no other thread is running a popped
+ * command (exec_owner), and keeps the right through its chain.  PoCL adds
+ * no dependency between commands of different queues on a buffer that the
+ * devices share (global_mem_id 0: no migration command), so the list
+ * order is the only order between them; without this rule a waiter ran a
+ * later command (a blocking read) while the progress thread was still
+ * running an earlier one (another device's kernel on that buffer), and
+ * the read saw the buffer half updated.  The owner's thread may nest
+ * (an event callback that waits or enqueues eagerly). */
+static __thread char tls_me;
+
+static int
+exec_busy_locked (tp_device *d)
+{
+  return d->exec_owner != NULL && d->exec_owner != &tls_me;
+}
+
 /* Runs listed commands until the list and this thread's chain are empty.
  * Precondition: d->lock held and the caller counted in d->runners; returns
  * with d->lock held. */
@@ -433,8 +451,13 @@ drain_locked (tp_device *d, run_by by)
   drain_frame f = { .d = d, .by = by, .outer = tls_frame };
   tls_frame = &f;
   _cl_command_node *n;
-  while ((n = pop_locked (d)) != NULL)
+  while (!exec_busy_locked (d)
+         /* The progress thread hands over to a waiter that came. */
+         && !(by == BY_PROGRESS && d->runners > 1)
+         && (n = pop_locked (d)) != NULL)
     {
+      d->exec_owner = &tls_me;
+      d->exec_depth++;
       pthread_mutex_unlock (&d->lock);
       for (;;)
         {
@@ -445,6 +468,14 @@ drain_locked (tp_device *d, run_by by)
           f.next = NULL;
         }
       pthread_mutex_lock (&d->lock);
+      if (--d->exec_depth == 0)
+        {
+          d->exec_owner = NULL;
+          /* Waiters that found the right taken sleep for it. */
+          if (d->ready_head != NULL
+              && tt_atomic_load_seq_cst (&d->sleeping) > 0)
+            pthread_cond_broadcast (&d->waiters_cond);
+        }
     }
   frame_flush (&f);
   tls_frame = f.outer;
@@ -594,7 +625,7 @@ wait_until (tp_device *d, done_fn done, void *what)
       pthread_mutex_lock (&d->lock);
       if (ok)
         break;
-      if (d->ready_head == NULL
+      if ((d->ready_head == NULL || exec_busy_locked (d))
           && tt_atomic_load_seq_cst (&d->finish_gen) == gen)
         {
           tt_atomic_fetch_add_seq_cst (&d->sleeping, 1);

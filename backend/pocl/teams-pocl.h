@@ -116,6 +116,10 @@ typedef struct tp_device {
   _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
   _cl_command_node *ready_tail;
   unsigned runners;              /* threads that will look at the list */
+  const void *exec_owner;        /* the thread running listed commands (its
+                                    tls address), NULL when none: one at a
+                                    time, in list order (queue.c, Order) */
+  unsigned exec_depth;           /* its nested drains */
   uint64_t list_epoch;           /* bumped when the list becomes non-empty */
   uint64_t armed_at;             /* when the progress thread was last armed */
   int progress_started;
