@@ -20,7 +20,9 @@
  * progress thread live in the first device's tp_device (d->sched; the
  * functions below take the scheduler as `d`).  A waiter on any device runs
  * every device's ready commands in the order they became ready, as PoCL's
- * pthread driver does with its one scheduler.  This is what the PoCL
+ * pthread driver does with its one scheduler, and one at a time: a command
+ * starts only after the one listed before it finished (Order, below), so
+ * the list orders completion, not only start.  This is what the PoCL
  * runtime's multi-device programs rely on: the devices share global memory
  * (global_mem_id 0, as on every PoCL CPU driver), so PoCL adds no migration
  * command, hence no implicit dependency, between commands of different
