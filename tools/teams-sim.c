@@ -589,8 +589,7 @@ static void run_steal(sim *s, int kind, size_t unit, size_t units) {
   size_t p = s->p;
   s->slots = aligned_alloc(TT_CACHE_PAD, p * sizeof *s->slots);
   tt__steal_region_init(&s->r, s->slots, sim_f, s, s->n, unit, units, p);
-  if (!contiguous && s->topo->deal_block)
-    tt__steal_region_deal(&s->r, s->topo->deal_block);
+  tt__steal_region_deal(&s->r, contiguous ? NULL : s->topo->deal_block);
   tt__steal_region_topology(&s->r, s->topo);
   s->r.caller_unplaced = 0;
   s->r.probe = sim_probe;
