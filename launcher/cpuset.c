@@ -513,52 +513,56 @@ static bool cgroup_dir(const char *controller, char *mnt, size_t mnt_len,
   return true;
 }
 
-void tt__cpuset_read(tt__cpuset_in *in) {
-  memset(in, 0, sizeof *in);
-  if (tt__affinity_save(&in->caller) < 0)
-    tt__mask_zero(&in->caller);
+void tt__cpuset_sources(tt__cpuset_src *src) {
+  memset(src, 0, sizeof *src);
+  char mnt[1024], rel[2048];
+  /* the cgroup's cpuset: v2's effective list, else v1's */
+  if (cgroup_dir(NULL, mnt, sizeof mnt, rel, sizeof rel))
+    snprintf(src->cpuset, sizeof src->cpuset, "%s%s/cpuset.cpus.effective",
+             mnt, rel);
+  char buf[64];
+  if ((!src->cpuset[0] || !tt__read_small(src->cpuset, buf, sizeof buf)) &&
+      cgroup_dir("cpuset", mnt, sizeof mnt, rel, sizeof rel))
+    snprintf(src->cpuset, sizeof src->cpuset, "%s%s/cpuset.effective_cpus",
+             mnt, rel);
+  /* the quota: v1's cpu controller when the process has one (hybrid hosts
+   * keep v2 for other controllers), else v2 */
+  if (cgroup_dir("cpu", mnt, sizeof mnt, rel, sizeof rel))
+    src->quota_v1 = true;
+  else if (!cgroup_dir(NULL, mnt, sizeof mnt, rel, sizeof rel))
+    return;
+  snprintf(src->quota_mnt, sizeof src->quota_mnt, "%s", mnt);
+  snprintf(src->quota_rel, sizeof src->quota_rel, "%s", rel);
+}
 
-  char buf[4096], mnt[1024], rel[2048], path[4096];
+void tt__cpuset_look(const tt__cpuset_src *src, int tid, tt__cpuset_in *in) {
+  if (tid >= 0 && tt__affinity_of(tid, &in->caller) < 0)
+    tt__mask_zero(&in->caller);
+  char buf[4096];
   in->allowed_known = tt__read_small("/sys/devices/system/cpu/online", buf, sizeof buf) &&
                       tt__cpulist_parse(buf, &in->allowed) > 0;
-  /* the cgroup's cpuset: v2's effective list, else v1's */
   tt__cpumask cg;
-  bool have_cg = false;
-  if (cgroup_dir(NULL, mnt, sizeof mnt, rel, sizeof rel)) {
-    snprintf(path, sizeof path, "%s%s/cpuset.cpus.effective", mnt, rel);
-    have_cg = tt__read_small(path, buf, sizeof buf) && tt__cpulist_parse(buf, &cg) > 0;
-  }
-  if (!have_cg && cgroup_dir("cpuset", mnt, sizeof mnt, rel, sizeof rel)) {
-    snprintf(path, sizeof path, "%s%s/cpuset.effective_cpus", mnt, rel);
-    have_cg = tt__read_small(path, buf, sizeof buf) && tt__cpulist_parse(buf, &cg) > 0;
-  }
-  if (have_cg && in->allowed_known)
+  if (src->cpuset[0] && tt__read_small(src->cpuset, buf, sizeof buf) &&
+      tt__cpulist_parse(buf, &cg) > 0 && in->allowed_known)
     tt__mask_and(&in->allowed, &in->allowed, &cg);
   if (in->allowed_known && tt__mask_count(&in->allowed) == 0)
     in->allowed_known = false;
-
-  /* the quota: v1's cpu controller when the process has one (hybrid hosts
-   * keep v2 for other controllers), else v2 */
   double q = 0;
-  if (cgroup_dir("cpu", mnt, sizeof mnt, rel, sizeof rel))
-    tt__cgroup_quota_at(mnt, rel, true, &q);
-  else if (cgroup_dir(NULL, mnt, sizeof mnt, rel, sizeof rel))
-    tt__cgroup_quota_at(mnt, rel, false, &q);
+  if (src->quota_mnt[0])
+    tt__cgroup_quota_at(src->quota_mnt, src->quota_rel, src->quota_v1, &q);
   in->quota = q;
+}
 
+void tt__cpuset_read(tt__cpuset_in *in, tt__cpuset_src *src) {
+  memset(in, 0, sizeof *in);
+  tt__cpuset_sources(src);
+  tt__cpuset_look(src, 0, in);
   in->omp_bound = omp_places(&in->omp);
   tt__mpi_local(real_getenv, NULL, &in->mpi_rank, &in->mpi_size, &in->mpi_from);
 }
 
 static tt__cpuset last;
 static bool have_last;
-
-void tt__cpuset_choose(tt__cpuset *out) {
-  tt__cpuset_in in;
-  tt__cpuset_read(&in);
-  tt__cpuset_decide(&in, out);
-  tt__cpuset_publish(out);
-}
 
 void tt__cpuset_publish(const tt__cpuset *cs) {
   last = *cs;

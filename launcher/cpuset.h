@@ -17,7 +17,11 @@
  *      share of it ("mpi local rank r of k, VARIABLE");
  *   4. the size is the number of CPUs in the set ("cpus"), or less: the
  *      cgroup CPU quota rounded up, at least 1 ("cgroup quota 1.5 cpus");
- *   5. TEAMS_NUM_THREADS, when set, is the size (team.c).
+ *   5. TEAMS_NUM_THREADS, when set, is the size (lifecycle.c).
+ *
+ * The team looks again every half second while it runs (lifecycle.c,
+ * "Sizing"): a changed mask, cpuset or quota restarts it with the new
+ * set.
  *
  * "The CPUs the process may use" are the online CPUs within the cgroup's
  * cpuset.  The set is also the candidate set for pinning (TEAMS_PIN), and
@@ -118,15 +122,30 @@ typedef struct tt__cpuset {
 
 /* The rules above, applied to in. */
 void tt__cpuset_decide(const tt__cpuset_in *in, tt__cpuset *out);
+
+/* Where a look reads the cgroup's CPU set and quota: resolved once (from
+ * /proc/self/cgroup and /proc/self/mountinfo), then re-read from the start
+ * by every look, as Go's runtime keeps its cgroup limit files
+ * (runtime/cgroup.go). */
+typedef struct tt__cpuset_src {
+  char cpuset[4096];    /* the effective cpuset list file, "" none */
+  char quota_mnt[1024]; /* the hierarchy with the quota files, "" none */
+  char quota_rel[2048];
+  bool quota_v1;
+} tt__cpuset_src;
+void tt__cpuset_sources(tt__cpuset_src *src);
+/* The part of tt__cpuset_in that can change while the process runs: thread
+ * tid's affinity mask (0: the calling thread's; < 0: in->caller is kept),
+ * the online CPUs within the
+ * cgroup's cpuset, the quota.  A few small reads, no allocation (the
+ * monitor's look, lifecycle.c). */
+void tt__cpuset_look(const tt__cpuset_src *src, int tid, tt__cpuset_in *in);
 /* Reads the system (affinity, online CPUs, cgroup, OpenMP, MPI variables).
  * With libomp, the place query binds the calling thread as libomp's first
  * parallel region would. */
-void tt__cpuset_read(tt__cpuset_in *in);
+void tt__cpuset_read(tt__cpuset_in *in, tt__cpuset_src *src);
 
-/* Team start (under the team's lifecycle lock): read and decide, and keep
- * the result for tt__cpuset_last; publish replaces what is kept (after
- * TEAMS_NUM_THREADS changed the size). */
-void tt__cpuset_choose(tt__cpuset *out);
+/* What a team start decided, kept for tt__cpuset_last (teams-info). */
 void tt__cpuset_publish(const tt__cpuset *cs);
 /* What the last team start chose (for teams-info), false before the first.
  * Not synchronized with a concurrent team start. */

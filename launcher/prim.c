@@ -80,6 +80,16 @@ int tt__affinity_save(tt__cpumask *m) {
   return -pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), (cpu_set_t *)m);
 }
 
+int tt__affinity_of(int tid, tt__cpumask *m) {
+  return sched_getaffinity((pid_t)tid, sizeof(cpu_set_t), (cpu_set_t *)m) == 0
+             ? 0
+             : -errno;
+}
+
+int tt__tid(void) { return (int)syscall(SYS_gettid); }
+
+bool tt__first_thread(void) { return tt__tid() == (int)getpid(); }
+
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m) {
   return -pthread_setaffinity_np(t, sizeof(cpu_set_t), (const cpu_set_t *)m);
 }

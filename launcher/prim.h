@@ -1,7 +1,8 @@
 /* teams: the operating-system primitives the runtime needs (internal).
  *
- * Futexes, the clock, CPU affinity and thread creation sit behind this one
- * contract so that team.c reads as scheduling logic.  Linux only. */
+ * Futexes, the clock, CPU affinity, thread ids and creation, and the reads
+ * of procfs, sysfs and cgroupfs sit behind this one contract, so that the
+ * team's files read as scheduling logic.  Linux only. */
 #ifndef TEAMS_PRIM_H
 #define TEAMS_PRIM_H
 
@@ -47,7 +48,15 @@ typedef struct tt__cpumask {
   unsigned long bits[16]; /* 1024 CPUs, as glibc's cpu_set_t */
 } tt__cpumask;
 int tt__affinity_save(tt__cpumask *m);
+/* Thread tid's affinity mask (0: the calling thread's); 0 or a negative
+ * errno (-ESRCH: no such thread). */
+int tt__affinity_of(int tid, tt__cpumask *m);
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m);
+
+/* The calling thread's kernel id, and whether it is the process's first
+ * thread (its id is the process id). */
+int tt__tid(void);
+bool tt__first_thread(void);
 
 /* Create a joinable thread with an 8 MiB stack, with affinity mask `mask`
  * (NULL: the caller's); returns 0 or a negative errno (the reason a team

@@ -245,7 +245,8 @@ static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
   tt__steal_slot *slots = tt__scratch(TT__SCRATCH_STEAL, p * sizeof *slots);
   if (!slots) { /* no memory for the slots: static needs none */
     plain_range pr = {f, ctx, n, unit, units, p, deal}; /* whole grains */
-    return tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
+    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
+                             (const void *)f, NULL);
   }
   tt__steal_region r;
   tt__steal_region_init(&r, slots, f, ctx, n, unit, units, p);
@@ -257,7 +258,8 @@ static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
    * team sits on participant 0's PU; any other caller scans cyclically. */
   r.caller_unplaced =
       !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
-  tt__team_run(steal_each, &r, p, p, TT__MODE_EACH, NULL);
+  tt__team_run_site(steal_each, &r, p, p, TT__MODE_EACH, (const void *)f,
+                    NULL);
   tt__steal_region_stats(&r, &tls_last);
   return 0;
 }
@@ -291,9 +293,11 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
 
   switch (schedule) {
   case TT_SCHED_STATIC:
-    return tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
+    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
+                             (const void *)f, NULL);
   case TT_SCHED_GREEDY:
-    return tt__team_run(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY, NULL);
+    return tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
+                             (const void *)f, NULL);
   case TT_SCHED_STEAL: {
     size_t unit, units;
     tt__steal_units(n, grain, TT__STEAL_MAX_UNITS, &unit, &units);
@@ -305,7 +309,8 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   }
 
   if (grains < (size_t)AUTO_MIN_GRAINS * p)
-    return tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
+    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
+                             (const void *)f, NULL);
   uintptr_t h = ((uintptr_t)f >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
   auto_entry *e = &tls_auto[h % AUTO_MEMO];
   int steal = e->f == f && e->n == n ? e->steal : 1; /* unknown: steal */
@@ -316,7 +321,8 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
     tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, &unit, &units);
     rc = run_steal(f, ctx, n, unit, units, p, pr.deal);
   } else {
-    rc = tt__team_run(static_chunk, &pr, p, p, TT__MODE_STATIC, NULL);
+    rc = tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
+                           (const void *)f, NULL);
   }
   uint64_t dt = tt__now_ns() - t0;
   e->f = f;
@@ -368,10 +374,6 @@ typedef struct on_range {
   size_t *left, nleft;    /* static, later rounds: the blocks not done */
   _Atomic size_t next;    /* grains (dynamic) or entries of left taken */
 } on_range;
-
-/* OpenMP's omp_in_parallel, if the program links an OpenMP runtime (as in
- * team.c, whose busy rule runs such callers serially). */
-extern int omp_in_parallel(void) __attribute__((weak));
 
 static void on_block(on_range *s, size_t k) {
   run_grain_block(s->f, s->ctx, s->n, s->grain, s->grains, s->count, k);
@@ -426,8 +428,9 @@ static int run_rounds(on_range *s, int wait) {
   for (;;) {
     size_t before = tt_atomic_load_relaxed(&s->next);
     s->serial = 0;
+    /* Always on the team: the members are participants (way.c). */
     int rc = tt__team_run(on_chunk, s, s->first + s->count,
-                          s->first + s->count, TT__MODE_STATIC, NULL);
+                          s->first + s->count, TT__MODE_STATIC_ALL, NULL);
     if (rc < 0)
       return rc;
     size_t after = tt_atomic_load_relaxed(&s->next);
@@ -476,7 +479,7 @@ int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
     return TT_EOVERFLOW;
   if (n == 0)
     return 0;
-  if (tt_participant() >= 0 || (omp_in_parallel && omp_in_parallel()))
+  if (tt_participant() >= 0 || tt__in_openmp_parallel())
     return TT_ENOSYS; /* this thread can never hold the team (team.c) */
   if (first + count > tt_team_size()) /* starts the team */
     return TT_ERANGE;

@@ -1,6 +1,6 @@
-/* teams: the team's internal contract inside launcher/: what team.c offers
- * the range schedules (range.c, steal.c), the launcher (launch.c) and the
- * white-box tests.  Code outside launcher/ (the PoCL driver) sees only
+/* teams: the team's internal contract inside launcher/: what the team's
+ * files (team.c and the files team-state.h lists) offer the range schedules
+ * (range.c, steal.c), the launcher (launch.c) and the white-box tests.  Code outside launcher/ (the PoCL driver) sees only
  * internal/teams-internal.h, which this includes. */
 #ifndef TEAMS_TEAM_INTERNAL_H
 #define TEAMS_TEAM_INTERNAL_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "settings.h"
 #include "teams-internal.h"
 #include "teams/team.h"
 
@@ -23,19 +24,27 @@ typedef enum tt__mode {
    * joined by then never run.  For schedules that rescue the work of
    * participants that did not start (the steal schedule). */
   TT__MODE_EACH,
-  /* TT__MODE_STATIC that never leaves a polite worker out (team.c, "Sharing
-   * the CPUs"): whenever the region runs on the team, chunk c runs on
-   * participant c, if need be after a wake-up that waits for a CPU.  For
-   * first touch, whose page placement outlasts that wait. */
+  /* TT__MODE_STATIC that always runs on the team's own workers, never on
+   * the caller alone or OpenMP's threads, whatever they cost (way.c): for
+   * first touch, whose page placement outlasts the region. */
   TT__MODE_STATIC_ALL
 } tt__mode;
 
-/* The general entry point behind tt_foreach_chunk.  Applies the busy rule:
- * runs serially (in order, on the caller) when the team cannot be used;
- * *parallel tells which happened (may be NULL).  In TT__MODE_EACH a serial
- * run calls f(ctx, 0) only.  p must already be >= 1, f non-NULL. */
+/* The general entry point behind tt_foreach_chunk.  Applies the busy rule
+ * and chooses the way (team.c): runs serially (in order, on the caller) when
+ * the team cannot be used or when that is cheapest; *parallel tells which
+ * happened (may be NULL: 1 on the team's workers or OpenMP's threads).  In
+ * TT__MODE_EACH a serial run calls f(ctx, 0) only.  p must already be >= 1,
+ * f non-NULL.  site identifies the loop for the way's record (way.c): the
+ * user's function where f is a runner shared by many loops (NULL: f). */
 int tt__team_run(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
                  size_t p, tt__mode mode, int *parallel);
+int tt__team_run_site(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
+                      size_t p, tt__mode mode, const void *site, int *parallel);
+
+/* Inside an OpenMP parallel region (omp_in_parallel, when the program has
+ * an OpenMP runtime; lend.c). */
+bool tt__in_openmp_parallel(void);
 
 /* True inside a chunk of a region that runs on the team, false inside a
  * chunk of a region that runs serially (busy rule, nesting) and outside:
@@ -79,33 +88,27 @@ static inline void tt__block(size_t n, size_t p, size_t c, size_t *begin,
   *end = *begin + q + (c < r);
 }
 
-/* Tests of the generation wrap (team.c, "A worker notices a region"):
+/* Tests of the generation wrap (docs/protocol.md items 16-18):
  * moves the generation counter forward so that `left` regions remain before
  * the next one wraps (0: the next region's word wraps and a resync runs
  * first); does nothing when fewer remain.  Returns how many remain
  * (UINT32_MAX only asks).  Starts the team; waits for it. */
 uint32_t tt__team_skip_to_wrap(uint32_t left);
 
-/* Tests of polite mode (team.c, "Sharing the CPUs"): starts worker w's polite
- * period now, for ns nanoseconds (0 ends it), as if it had lost its CPU:
- * the holder leaves it out of regions until then.  TT_EINVAL for a worker
- * id not in 1 .. team size - 1.  Starts the team; waits for it. */
-int tt__team_make_polite(size_t w, uint64_t ns);
-
-/* Tests of the idle accounting (team.c, overcommitted()): how many workers
+/* Tests of the idle accounting (idle.c, tt__overcommitted): how many workers
  * the team counts awake now (team.awake, relaxed).  0 when no team runs. */
 size_t tt__team_awake(void);
 
-/* The defaults of TEAMS_TREE_MIN and TEAMS_TREE_K (team.c, "The tree"; the
- * choice is explained there), shared with tools/teams-sim's cost model. */
-#define TT__TREE_MIN_DEFAULT 32
-#define TT__TREE_K_DEFAULT 2
-
 /* Regions of this many participants or more run along the team's tree
- * (TEAMS_TREE_MIN, team.c's "The tree"); starts the team (0 if it cannot). */
+ * (TEAMS_TREE_MIN, docs/protocol.md item 36); starts the team (0 if it
+ * cannot). */
 size_t tt__team_tree_min(void);
 
 /* CPU (PU os index) participant i is pinned to, or -1 when unpinned. */
 int tt__participant_cpu(size_t participant);
+
+/* The monitor's last look at the team's CPUs took this long (ns; 0 before
+ * its first); *looks (may be NULL) gets how many it made (lifecycle.c). */
+uint64_t tt__monitor_look_ns(uint64_t *looks);
 
 #endif

@@ -48,6 +48,7 @@
 #include <time.h>
 #include "atomic.h"
 #include "cpuset.h"
+#include "settings.h"
 #include "teams/errors.h"
 
 /* ---- published snapshot ------------------------------------------------- */
@@ -578,8 +579,7 @@ int tt__topology_init_within(size_t n, tt__pin pin, const tt__cpumask *within,
     hwloc_bitmap_copy(cand, hwloc_topology_get_allowed_cpuset(t));
   /* on failure (fewer PUs than participants) cpus stay -1: run unpinned */
   int chose = tt__topology_choose_cpus(t, cand, n, pin, cpus);
-  const char *v = getenv("TEAMS_VICTIMS");
-  int force_cyclic = v && strcmp(v, "cyclic") == 0;
+  int force_cyclic = tt__setting(TT__SET_VICTIMS) == 1;
   tt__topo *s = NULL;
   if ((rc = tt__topology_snapshot(t, n, pin, cpus, force_cyclic, &s)) < 0) {
     for (size_t i = 0; i < n; i++)
@@ -588,8 +588,7 @@ int tt__topology_init_within(size_t n, tt__pin pin, const tt__cpumask *within,
   }
   if (chose < 0)
     s->note = "fewer candidate PUs than participants: not pinned";
-  const char *b = getenv("TEAMS_BLOCKS");
-  if (b && strcmp(b, "contiguous") == 0) { /* block c on participant c */
+  if (tt__setting(TT__SET_BLOCKS) == 1) { /* contiguous: block c on participant c */
     free(s->deal_block), free(s->deal_owner);
     s->deal_block = s->deal_owner = NULL;
     s->deal_from = 0;

@@ -78,11 +78,11 @@ if(TARGET test-pocl-alloc)
   # Static: every participant runs its block, so each one's scratch grows
   # at every step (under auto, a launch memoised as long steals, and a late
   # participant may find nothing left to run: fewer allocations, at random).
-  # TEAMS_POLITE=off for the same reason: a polite worker's block would run
-  # on the caller, and the check after each sweep step wants chunk c on
-  # participant c.
+  # TEAMS_RUN=team for the same reason: a launch the way's choice runs on
+  # the caller alone (launcher/way.c) grows only the caller's scratch, and
+  # the check after each sweep step wants chunk c on participant c.
   list(APPEND tt_env "POCL_CACHE_DIR=${TT_POCL_CACHE}/alloc"
-    "POCL_TEAMS0_PARAMETERS=schedule=static" "TEAMS_POLITE=off")
+    "POCL_TEAMS0_PARAMETERS=schedule=static" "TEAMS_RUN=team")
   set_tests_properties(test-pocl-alloc PROPERTIES ENVIRONMENT "${tt_env}")
 endif()
 

@@ -62,8 +62,9 @@ static void write_file(const char *path, const char *text) {
  * then). */
 static tt__cpuset plain(void) {
   tt__cpuset_in in;
+  tt__cpuset_src src;
   tt__cpuset cs;
-  tt__cpuset_read(&in);
+  tt__cpuset_read(&in, &src);
   tt__cpuset_decide(&in, &cs);
   return cs;
 }
@@ -700,10 +701,11 @@ static void check_probe(const char *probe, const char *arg, bool pin) {
   tt__cpuset cs = plain();
   if (cs.size < 2)
     cr_skip_test("needs 2 CPUs (has %zu, %s)", cs.size, cs.size_from);
-  /* TEAMS_POLITE=off: the probe checks that its static region ran on two
-   * threads, which polite mode may give up next to libgomp's spinners. */
+  /* TEAMS_RUN=team: the probe checks that its static region ran on two
+   * threads, which the way's choice may give up next to libgomp's spinners
+   * (launcher/way.c). */
   const char *env[] = {"OMP_PROC_BIND", "close", "OMP_PLACES", "threads",
-                       "TEAMS_DEBUG", "1", "TEAMS_POLITE", "off",
+                       "TEAMS_DEBUG", "1", "TEAMS_RUN", "team",
                        pin ? "TEAMS_PIN" : "TEAMS_SPIN_US", pin ? "cores" : "50",
                        NULL};
   static char out[16384];

@@ -105,7 +105,7 @@ static const char *launch_once(size_t m, size_t p) {
  * i.e. the team is usable, free, and has its workers.  1 yes, 0 it ran
  * serially, -1 a chunk did not run exactly once. */
 static int static_region_parallel(size_t size) {
-  /* Meaningful with TEAMS_POLITE=off only (strict_static below). */
+  /* Meaningful with TEAMS_RUN=team only (strict_static below). */
   counts xs, *x = &xs;
   counts_reset(x, size);
   int res = tt_foreach_chunk(count_chunk, x, size, size) == 0 ? 1 : -1;
@@ -584,11 +584,10 @@ Test(faults, signals_during_regions_lose_no_chunk, .timeout = 120) {
 }
 
 /* Every test here tells a usable team by a static region that ran on its
- * participants; polite mode (team.c) may run a worker's chunk on the caller
- * when that worker lost its CPU on this shared machine.  Set before
- * Criterion forks the tests. */
+ * participants; the way's choice (launcher/way.c) may run a cheap region
+ * on the caller alone.  Set before Criterion forks the tests. */
 __attribute__((constructor)) static void strict_static(void) {
-  setenv("TEAMS_POLITE", "off", 0);
+  setenv("TEAMS_RUN", "team", 0);
 }
 
 /* ---- TEAMS_DEBUG ------------------------------------------------------------------ */
@@ -644,8 +643,7 @@ static void debug_child(void *arg) {
     char *end = strchr(l, '\n');
     if (end)
       *end = 0;
-    static const char *const fields[] = {"participants", "spin", "idle",
-                                         "busy", "pin", "topology"};
+    static const char *const fields[] = {"participants", "topology", "start"};
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
       CHILD_CHECK(strstr(l, fields[f]), "configuration line without \"%s\": %s",
                   fields[f], l);
@@ -658,12 +656,26 @@ static void debug_child(void *arg) {
               "TEAMS_DEBUG=%s, %d team start(s): %d configuration lines, not "
               "%d; stderr: %.300s", dc->value ? dc->value : "(unset)",
               dc->starts, lines, dc->want_lines, buf);
+  /* With the team's line come the settings, one line each (settings.h). */
+  static const char *const settings[] = {"TEAMS_NUM_THREADS", "TEAMS_SPIN_US",
+                                         "TEAMS_IDLE", "TEAMS_RUN", "TEAMS_BUSY",
+                                         "TEAMS_PIN"};
+  for (size_t k = 0; k < sizeof settings / sizeof settings[0]; k++)
+    CHILD_CHECK(!strstr(buf, settings[k]) == !dc->want_lines ||
+                    (dc->value && !strcmp(dc->value, "yes")),
+                "TEAMS_DEBUG=%s: %s %s in stderr: %.300s",
+                dc->value ? dc->value : "(unset)", settings[k],
+                dc->want_lines ? "missing" : "printed", buf);
+  /* A value the table refuses says so. */
+  if (dc->value && !strcmp(dc->value, "yes"))
+    CHILD_CHECK(strstr(buf, "ignoring TEAMS_DEBUG=yes"),
+                "TEAMS_DEBUG=yes was not refused: %.300s", buf);
 }
 
 Test(faults, debug_prints_configuration_once, .timeout = 120) {
   cr_assert_eq(setenv("TEAMS_NUM_THREADS", "4", 1), 0);
   static const debug_case cases[] = {
-      {"1", 1, 1}, {"1", 3, 1}, {"yes", 2, 1}, {"0", 1, 0}, {NULL, 2, 0},
+      {"1", 1, 1}, {"1", 3, 1}, {"yes", 2, 0}, {"0", 1, 0}, {NULL, 2, 0},
       {"", 1, 0}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     run_child(debug_child, (void *)&cases[c], "TEAMS_DEBUG");

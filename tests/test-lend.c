@@ -1,9 +1,10 @@
-/* Lending a region to OpenMP (launcher/team.c, "Lending a region to
- * OpenMP"): in a process with an OpenMP runtime, a flat region whose
- * workers are mostly polite runs on OpenMP's threads (GOMP_parallel)
- * instead of on the caller alone.  This binary links libgomp (gcc -fopenmp)
- * and the static library, for the white-box hook tt__team_make_polite,
- * which makes a worker polite as if it had lost its CPU.
+/* Lending a region to OpenMP (launcher/lend.c, docs/protocol.md item 42):
+ * in a process with an OpenMP runtime, a region may run on OpenMP's threads
+ * (GOMP_parallel) instead of the team's workers.  Whether it does is the
+ * way's choice (launcher/way.c, tested with synthetic costs by
+ * tests/test-way.c); TEAMS_RUN=openmp fixes it, which these tests use to
+ * check the mechanism itself.  This binary links libgomp (gcc -fopenmp) and
+ * the static library.
  *
  * Checked: every chunk runs exactly once in each mode; a lent chunk runs
  * inside an OpenMP parallel region, on participant omp_get_thread_num();
@@ -11,10 +12,7 @@
  * c mod n; a region inside a lent chunk runs serially; and the regions
  * that must stay on the team's own workers do: first touch
  * (TT__MODE_STATIC_ALL), a caller other than the process's first thread,
- * a pinned team, TEAMS_POLITE=off, and a team whose workers are not polite.
- * Real losses of the CPU on a loaded machine can only make more workers
- * polite, so "lent" assertions are made with every worker polite, and "not
- * lent" ones only where no loss changes the answer. */
+ * a pinned team, and TEAMS_RUN=team. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -61,16 +59,17 @@ static void count_nested(void *ctx, size_t c) {
     atomic_fetch_add(&r->nested_serial, 1);
 }
 
-/* A team of n participants, OpenMP regions of omp_threads threads (the
- * runtime read OMP_NUM_THREADS when it was loaded: set it through the API). */
-static void team_of(const char *n, int omp_threads, const char *polite,
-                    const char *pin) {
+/* A team of n participants whose regions run as TEAMS_RUN says, OpenMP
+ * regions of omp_threads threads (the runtime read OMP_NUM_THREADS when it
+ * was loaded: set it through the API), and a region record to check. */
+static region *team_of(const char *n, int omp_threads, const char *run,
+                       const char *pin) {
 #if defined(__SANITIZE_THREAD__)
-  cr_skip_test("ThreadSanitizer build: regions are never lent (team.c)");
+  cr_skip_test("ThreadSanitizer build: regions are never lent (lend.c)");
 #endif
   setenv("TEAMS_NUM_THREADS", n, 1);
   omp_set_num_threads(omp_threads);
-  setenv("TEAMS_POLITE", polite, 1);
+  setenv("TEAMS_RUN", run, 1);
   if (pin)
     setenv("TEAMS_PIN", pin, 1);
   else
@@ -78,19 +77,6 @@ static void team_of(const char *n, int omp_threads, const char *polite,
   cr_assert_eq(tt_team_shutdown(), 0);
   cr_assert_eq(tt_team_start(), 0);
   cr_assert_eq(tt_team_size(), (size_t)atoi(n));
-}
-
-/* Every worker polite for a minute (0: no longer). */
-static void all_polite(size_t n, uint64_t ns) {
-  for (size_t w = 1; w < n; w++)
-    cr_assert_eq(tt__team_make_polite(w, ns), 0);
-}
-
-/* A team of 4 whose workers are all polite, and a region record to check
- * (free it and call all_polite(4, 0) at the end). */
-static region *polite_team(int omp_threads, const char *polite, const char *pin) {
-  team_of("4", omp_threads, polite, pin);
-  all_polite(4, UINT64_C(60000000000));
   region *r = malloc(sizeof *r);
   cr_assert_not_null(r);
   return r;
@@ -98,7 +84,7 @@ static region *polite_team(int omp_threads, const char *polite, const char *pin)
 
 /* Runs m chunks on p participants in `mode`; checks each ran once and
  * returns how many ran inside an OpenMP parallel region. */
-static size_t run(region *r, size_t m, size_t p, tt__mode mode,
+static size_t run_region(region *r, size_t m, size_t p, tt__mode mode,
                   void (*f)(void *, size_t)) {
   memset(r, 0, sizeof *r);
   int parallel = -1;
@@ -119,15 +105,15 @@ static size_t run(region *r, size_t m, size_t p, tt__mode mode,
   return in_omp;
 }
 
-Test(lend, polite_team_lends_every_mode, .timeout = 60) {
-  region *r = polite_team(4, "on", NULL);
+Test(lend, lends_every_mode, .timeout = 60) {
+  region *r = team_of("4", 4, "openmp", NULL);
   for (int i = 0; i < 20; i++) {
-    cr_assert_eq(run(r, 4, 4, TT__MODE_STATIC, NULL), 4);
+    cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC, NULL), 4);
     for (size_t c = 0; c < 4; c++)
       cr_assert_eq(atomic_load(&r->part[c]), (int)c,
                    "static chunk %zu on participant %d", c, atomic_load(&r->part[c]));
-    cr_assert_eq(run(r, 200, 4, TT__MODE_GREEDY, NULL), 200);
-    cr_assert_eq(run(r, 4, 4, TT__MODE_EACH, NULL), 4);
+    cr_assert_eq(run_region(r, 200, 4, TT__MODE_GREEDY, NULL), 200);
+    cr_assert_eq(run_region(r, 4, 4, TT__MODE_EACH, NULL), 4);
     /* tt_foreach_chunk is the same path. */
     memset(r, 0, sizeof *r);
     cr_assert_eq(tt_foreach_chunk(count, r, 100, 4), 0);
@@ -135,28 +121,26 @@ Test(lend, polite_team_lends_every_mode, .timeout = 60) {
       cr_assert_eq(atomic_load(&r->runs[c]), 1);
   }
   /* A region inside a lent chunk runs serially, on that thread. */
-  cr_assert_eq(run(r, 4, 4, TT__MODE_STATIC, count_nested), 4);
+  cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC, count_nested), 4);
   cr_assert_eq(atomic_load(&r->nested_serial), 4);
   /* First touch places pages on the team's own CPUs: never lent. */
   for (int i = 0; i < 5; i++) {
-    cr_assert_eq(run(r, 4, 4, TT__MODE_STATIC_ALL, NULL), 0);
+    cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC_ALL, NULL), 0);
     for (size_t c = 0; c < 4; c++)
       cr_assert_eq(atomic_load(&r->part[c]), (int)c);
   }
-  all_polite(4, 0);
   free(r);
 }
 
 /* Fewer OpenMP threads than participants: thread t runs chunks t, t + n... */
 Test(lend, fewer_openmp_threads, .timeout = 60) {
-  region *r = polite_team(2, "on", NULL);
+  region *r = team_of("4", 2, "openmp", NULL);
   for (int i = 0; i < 20; i++) {
-    cr_assert_eq(run(r, 4, 4, TT__MODE_STATIC, NULL), 4);
+    cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC, NULL), 4);
     for (size_t c = 0; c < 4; c++)
       cr_assert_eq(atomic_load(&r->omp_tid[c]), (int)(c % 2));
-    cr_assert_eq(run(r, 150, 4, TT__MODE_GREEDY, NULL), 150);
+    cr_assert_eq(run_region(r, 150, 4, TT__MODE_GREEDY, NULL), 150);
   }
-  all_polite(4, 0);
   free(r);
 }
 
@@ -169,7 +153,7 @@ static void *other_thread(void *arg) {
 
 /* Another thread would get an OpenMP thread pool of its own: not lent. */
 Test(lend, only_from_the_first_thread, .timeout = 60) {
-  region *r = polite_team(4, "on", NULL);
+  region *r = team_of("4", 4, "openmp", NULL);
   for (int i = 0; i < 10; i++) {
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, other_thread, r), 0);
@@ -179,35 +163,21 @@ Test(lend, only_from_the_first_thread, .timeout = 60) {
       cr_assert_eq(atomic_load(&r->omp_tid[c]), -1, "chunk %zu lent", c);
     }
   }
-  all_polite(4, 0);
   free(r);
 }
 
-/* Polite mode off, or a pinned team: the team's own participants only (a
- * hook-made polite worker is still left out: its chunk runs on the caller). */
-static void never_lent(const char *polite, const char *pin) {
-  region *r = polite_team(4, polite, pin);
+/* A pinned team, or TEAMS_RUN=team: the team's own participants only,
+ * chunk c on participant c. */
+static void never_lent(const char *run, const char *pin) {
+  region *r = team_of("4", 4, run, pin);
   for (int i = 0; i < 10; i++) {
-    cr_assert_eq(run(r, 4, 4, TT__MODE_STATIC, NULL), 0);
-    cr_assert_eq(run(r, 100, 4, TT__MODE_GREEDY, NULL), 0);
-  }
-  all_polite(4, 0);
-  free(r);
-}
-
-Test(lend, not_with_polite_mode_off, .timeout = 60) { never_lent("off", NULL); }
-Test(lend, not_for_a_pinned_team, .timeout = 60) { never_lent("on", "cores"); }
-
-/* Without polite workers, regions stay on the team: with a polite mode off
- * no real loss makes one polite, so this holds on a loaded machine too. */
-Test(lend, not_without_polite_workers, .timeout = 60) {
-  team_of("4", 4, "off", NULL);
-  region *r = malloc(sizeof *r);
-  cr_assert_not_null(r);
-  for (int i = 0; i < 20; i++) {
-    cr_assert_eq(run(r, 4, 4, TT__MODE_STATIC, NULL), 0);
+    cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC, NULL), 0);
     for (size_t c = 0; c < 4; c++)
       cr_assert_eq(atomic_load(&r->part[c]), (int)c);
+    cr_assert_eq(run_region(r, 100, 4, TT__MODE_GREEDY, NULL), 0);
   }
   free(r);
 }
+
+Test(lend, not_with_the_team_fixed, .timeout = 60) { never_lent("team", NULL); }
+Test(lend, not_for_a_pinned_team, .timeout = 60) { never_lent("openmp", "cores"); }

@@ -188,9 +188,9 @@ static void record(void *ctx, size_t b, size_t e) {
  * index i on the participant whose block holds it, under the team's deal
  * (the identity here, unless the team is pinned over several LLCs). */
 static void static_matches_the_range(void) {
-  /* tt_foreach_range's static blocks on their participants, strictly: a
-   * polite worker's block would run on the caller (team.c). */
-  setenv("TEAMS_POLITE", "off", 1);
+  /* tt_foreach_range's static blocks on their participants, strictly: the
+   * way's choice may run a cheap range on the caller alone (way.c). */
+  setenv("TEAMS_RUN", "team", 1);
   size_t team = tt_team_size();
   static const size_t ns[] = {2, 3, 100, 4097, 65536};
   static const size_t grains[] = {0, 1, 7, 4096};
@@ -224,7 +224,7 @@ Test(plan, static_matches_the_range) { static_matches_the_range(); }
  * (tests/dealt-util.h): block 0 on participant 1. */
 Test(plan, static_matches_the_dealt_range) {
   setenv("TEAMS_NUM_THREADS", "2", 1);
-  setenv("TEAMS_POLITE", "off", 1); /* read at team start */
+  setenv("TEAMS_RUN", "team", 1); /* read at team start */
   cr_assert_eq(tt_team_start(), 0);
   dealt_topo dt;
   dealt_install(&dt);

@@ -420,13 +420,13 @@ static int thp_always(void) {
 /* placement=firsttouch: a buffer first used on the second node's
  * sub-device has its pages first touched by that sub-device's participants
  * (4-7), a quarter each, and by none of the others: each worker's minor
- * faults tell (the participants are threads teams-w<i>).  TEAMS_POLITE=off
- * keeps every worker in every region (team.c); otherwise a worker that
- * lost its CPU hands its quarter to another member. */
+ * faults tell (the participants are threads teams-w<i>).  Sub-device
+ * launches always run on the team's workers (launcher/range.c,
+ * tt__foreach_range_on). */
 SUBDEV_TEST(buffer_touched_by_its_participants) {
   setup(MACHINE, "placement=firsttouch");
   /* every static chunk on its own participant: the quarters are exact */
-  setenv("TEAMS_POLITE", "off", 1);
+  setenv("TEAMS_RUN", "team", 1);
   if (thp_always())
     cr_skip_test("THP \"always\": pages fault 2 MiB at a time");
   clu_env e;

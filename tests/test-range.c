@@ -349,7 +349,7 @@ static void who_f(void *ctx, size_t b, size_t e) {
 }
 
 Test(range, static_and_steal_follow_the_deal) {
-  setenv("TEAMS_POLITE", "off", 1);
+  setenv("TEAMS_RUN", "team", 1);
   setenv("TEAMS_NUM_THREADS", "2", 1);
   cr_assert_eq(tt_team_shutdown(), 0);
   cr_assert_eq(tt_team_start(), 0);
@@ -419,8 +419,8 @@ static void on_f(void *ctx, size_t begin, size_t end) {
 
 /* Every run of participants of a 6-participant team, every schedule: each
  * index once, only on the run's participants; with check_order, static
- * blocks in order (TEAMS_POLITE=off: a worker the holder leaves out of a
- * region has its static block run by another member). */
+ * blocks in order (TEAMS_RUN=team: a run on the caller alone, when the busy
+ * rule makes one, has its blocks run by the rounds in another order). */
 static void members_only(int check_order) {
   setenv("TEAMS_NUM_THREADS", "6", 1);
   cr_assert_eq(tt_team_size(), 6);
@@ -464,7 +464,7 @@ static void members_only(int check_order) {
 Test(range_on, members_only_exactly_once) { members_only(0); }
 
 Test(range_on, members_only_static_blocks_in_order) {
-  setenv("TEAMS_POLITE", "off", 1);
+  setenv("TEAMS_RUN", "team", 1);
   members_only(1);
 }
 

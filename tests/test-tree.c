@@ -43,8 +43,9 @@ static void nested_chunk(void *p, size_t c) {
 static void team_of(const char *n, const char *k) {
   setenv("TEAMS_NUM_THREADS", n, 1);
   setenv("TEAMS_TREE_MIN", "3", 1);
-  /* p = 2 is flat, where polite mode may run a worker's chunk on the caller */
-  setenv("TEAMS_POLITE", "off", 1);
+  /* the regions here are cheap: the way's choice would run them on the
+   * caller alone (launcher/way.c) */
+  setenv("TEAMS_RUN", "team", 1);
   setenv("TEAMS_TREE_K", k, 1);
   setenv("TEAMS_SPIN_US", "0", 1);
   cr_assert_eq(tt_team_shutdown(), 0);

@@ -1,4 +1,4 @@
-/* The team's generation wrap (launcher/team.c, "A worker notices a region").
+/* The team's generation wrap (docs/protocol.md items 16-18, launcher/fork.c).
  *
  * Generations are 30 bits and grow by one per region; before they wrap the
  * holder runs a resync, an empty static region on every worker, whose
@@ -12,12 +12,8 @@
  * falls on the shutdown's own go word.  A lost region shows as a hang (the
  * static region waits for its worker): the tests' timeout catches it.
  *
- * The same hook-driven approach tests the other way a worker is left out of
- * regions: polite mode (team.c, "Sharing the CPUs").  tt__team_make_polite
- * starts a worker's polite period as if it had lost its CPU; the holder then
- * hands it no region (a static region's chunk of it runs on the caller), but
- * the resync still names it.  The tests set TEAMS_POLITE=off so that only
- * the hook, never this shared machine's load, makes a worker polite.
+ * The tests set TEAMS_RUN=team: their regions are empty, and the way's
+ * choice (launcher/way.c) would run them on the caller alone.
  *
  * The model (launcher/team.pml, tests/model-check.sh) checks the protocol
  * itself with small generation counters, and that both a wrap without a
@@ -43,10 +39,6 @@ typedef struct region {
   _Atomic int where[MAX_M];
 } region;
 
-/* The worker made polite by the test (0: none): its static chunk runs on
- * participant 0, and it runs no chunk of a greedy region. */
-static size_t polite_worker;
-
 static void count(void *ctx, size_t c) {
   region *r = ctx;
   atomic_fetch_add(&r->runs[c], 1);
@@ -63,14 +55,10 @@ static void launch(size_t m, size_t p) {
   for (size_t c = 0; c < m; c++) {
     cr_assert_eq(atomic_load(&r.runs[c]), 1, "chunk %zu of (m %zu, p %zu) ran %u times",
                  c, m, p, atomic_load(&r.runs[c]));
-    int want = polite_worker != 0 && c == polite_worker ? 0 : (int)c;
     if (m == p)
-      cr_assert_eq(atomic_load(&r.where[c]), want,
+      cr_assert_eq(atomic_load(&r.where[c]), (int)c,
                    "static chunk %zu ran on participant %d", c,
                    atomic_load(&r.where[c]));
-    else if (polite_worker != 0)
-      cr_assert_neq(atomic_load(&r.where[c]), (int)polite_worker,
-                    "greedy chunk %zu ran on the polite worker", c);
   }
 }
 
@@ -82,7 +70,7 @@ static void sleep_us(long us) {
 static void team_of(const char *n, const char *spin_us, const char *idle) {
   setenv("TEAMS_NUM_THREADS", n, 1);
   setenv("TEAMS_SPIN_US", spin_us, 1);
-  setenv("TEAMS_POLITE", "off", 1);
+  setenv("TEAMS_RUN", "team", 1);
   if (idle)
     setenv("TEAMS_IDLE", idle, 1);
   else
@@ -164,67 +152,6 @@ Test(wrap, at_shutdown, .timeout = 120) {
     launch(3, 3);
     launch(20, 3);
   }
-}
-
-/* A polite worker is left out of static and greedy regions, and is back in
- * them once its period ends. */
-/* The tree leaves no one out (team.c): these two hold for flat regions. */
-static void flat_only(void) {
-  if (tt__team_tree_min() <= tt_team_size())
-    cr_skip_test("TEAMS_TREE_MIN=%zu: the tree hands every worker its region",
-                 tt__team_tree_min());
-}
-
-Test(wrap, polite_worker_left_out, .timeout = 60) {
-  team_of("4", "100", NULL);
-  flat_only();
-  launch(4, 4);
-  cr_assert_eq(tt__team_make_polite(2, UINT64_C(60000000000)), 0);
-  polite_worker = 2;
-  for (int i = 0; i < 50; i++) {
-    launch(4, 4);
-    launch(3, 3);
-    launch(40, 4);
-  }
-  /* A region that asks for every worker (first touch) still gets it. */
-  for (int i = 0; i < 20; i++) {
-    region r;
-    memset(&r, 0, sizeof r);
-    cr_assert_eq(tt__team_run(count, &r, 4, 4, TT__MODE_STATIC_ALL, NULL), 0);
-    for (size_t c = 0; c < 4; c++) {
-      cr_assert_eq(atomic_load(&r.runs[c]), 1);
-      cr_assert_eq(atomic_load(&r.where[c]), (int)c,
-                   "STATIC_ALL chunk %zu ran on participant %d", c,
-                   atomic_load(&r.where[c]));
-    }
-  }
-  cr_assert_eq(tt__team_make_polite(2, 0), 0);
-  polite_worker = 0;
-  launch(4, 4);
-  launch(40, 4);
-  cr_assert_eq(tt__team_make_polite(0, 1000), TT_EINVAL);
-  cr_assert_eq(tt__team_make_polite(4, 1000), TT_EINVAL);
-}
-
-/* The resync names polite workers too.  Worker 2 sees the static word of
- * generation G, turns polite, and stays out of every region past a wrap;
- * then generation G comes round again.  Had the resync left it out, its
- * last seen word would still be G's, the same as the new region's: it would
- * never notice that region, and the caller would wait for it forever. */
-Test(wrap, resync_names_polite_worker, .timeout = 60) {
-  team_of("3", "100", NULL);
-  flat_only();
-  cr_assert_eq(tt__team_skip_to_wrap(5), 5);
-  launch(3, 3); /* generation G = 2^30 - 5 */
-  cr_assert_eq(tt__team_make_polite(2, UINT64_C(60000000000)), 0);
-  polite_worker = 2;
-  for (int i = 0; i < 8; i++) /* the wrap, and its resync, fall inside */
-    launch(3, 3);
-  cr_assert(tt__team_skip_to_wrap(UINT32_MAX) > GENS - 10, "no wrap");
-  cr_assert_eq(tt__team_skip_to_wrap(5), 5); /* G is next */
-  cr_assert_eq(tt__team_make_polite(2, 0), 0);
-  polite_worker = 0;
-  launch(3, 3);
 }
 
 /* The idle accounting: once every worker sleeps, the team counts none

@@ -35,6 +35,7 @@
 
 #include "teams-pocl-icd.h"
 #include "teams-pocl-info.h"
+#include "settings.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,16 +129,13 @@ tp_subdev_init (tp_device *d)
   size_t n = d->set.participants;
   free (d->dom);
   d->dom = NULL;
-  const char *synthetic = getenv ("TEAMS_POCL_TOPOLOGY");
-  if (synthetic != NULL && synthetic[0] == '\0')
-    synthetic = NULL;
+  const char *synthetic = tt__setting_text (TT__SET_POCL_TOPOLOGY);
   int *ids = malloc (TT__DOMAINS * n * sizeof *ids);
   if (ids != NULL && tt__team_domains (n, synthetic, ids) == 0)
     d->dom = ids;
   else
     free (ids);
-  const char *rec = getenv ("TEAMS_POCL_RECORD_PARTICIPANTS");
-  d->record = rec != NULL && rec[0] == '1';
+  d->record = tt__setting (TT__SET_POCL_RECORD_PARTICIPANTS) == 1;
 
   dev->max_sub_devices = dev->max_compute_units;
   if (domains_of (dev) != 0)

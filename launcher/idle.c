@@ -1,0 +1,204 @@
+/* teams: idle workers -- spin, then sleep -- and the sentinel.
+ *
+ * The idle rule (docs/protocol.md item 19; ThreadTeams.jl PR #68): a worker
+ * spins on its own go word until a deadline spin_ns after its last chunk or
+ * wake-up, then sleeps (protocol 9).  While the region it ran a chunk of
+ * still runs it keeps pushing the deadline out, so a worker that is part of
+ * back-to-back loops stays ready for the next one; a worker no running
+ * region uses sleeps after spin_ns however busy the team is.  This rule
+ * decides only when a worker sleeps; whether a region uses the team's
+ * workers at all is way.c's choice.
+ *
+ * Why 100 us (TEAMS_SPIN_US).  Long enough that a worker of back-to-back
+ * loops with short serial gaps between them never sleeps, short enough that
+ * an unused worker costs well under 1% of a core.  Sweep on the 2-core KVM
+ * guest (TEAMS_SPIN_US=50..1000, `teams-bench --section wake`, medians): a
+ * gap longer than the spin costs one wake-up, 26-45 us whatever the spin
+ * (wake_1ms 25.7-27.1 us even at 1000: the worker is asleep by then), while
+ * the idle CPU over the gap grows with the spin: 1 ms gaps 5.7 / 10.0 / 18.8
+ * / 45.6 / 89.9% of a core for 50 / 100 / 200 / 500 / 1000 us, 10 ms gaps
+ * 0.7 / 1.2 / 2.2 / 5.1 / 10.0%.  A longer spin only moves the gap length at
+ * which the wake-up is paid; TEAMS_IDLE=sentinel is the answer when that
+ * matters (wake 0.3-2 us).
+ *
+ * Overcommitted (more of the team's threads awake than CPUs, the caller
+ * counted as one): a spinner would take a CPU that a participant with work
+ * needs, so an idle worker sleeps at once and the holder's wait yields at
+ * once.  A static region of 6 on 2 cores: ~57 ms per launch with workers
+ * spinning out their time, ~300 us yielding, ~15 us sleeping at once (load
+ * ~4).  The count is structural, as Go's cap on spinning Ms against idle
+ * Ps is (runtime/proc.go, wakep): no constant.
+ *
+ * Yielding.  A spinner that has waited yield_after_ns yields the CPU between
+ * looks: free when no other thread wants the CPU, and when more threads than
+ * CPUs are runnable it hands the CPU to one that has work.  The threshold
+ * is measured at start: TT__SHARE times the cost of a sched_yield that finds
+ * no one to switch to, so that yielding costs the spinner at most 1/TT__SHARE
+ * of its spin when it helps no one (a yield took 0.26-0.70 us on the 2-core
+ * Xeon KVM guest: 8-22 us; it was a fixed 20 us before).
+ *
+ * Sentinel mode (TEAMS_IDLE=sentinel, HPX PR #8036; protocol 20, 21): a
+ * worker whose deadline passed first tries CAS(team.sentinel_id: 0 -> its
+ * id).  The winner does not sleep: it spins on its own go word with no
+ * deadline, so the next region that needs it starts without a wake-up, and
+ * serves the wake-ups the holder leaves to it.  Not on an overcommitted
+ * machine: a worker then does not take the role, and a sentinel that finds
+ * the machine overcommitted resigns and sleeps (a team of 3 on 2 CPUs, loops
+ * of 2: the unused worker as sentinel took 40% of a core and the caller was
+ * preempted 17599 times/s in one round of teams-bench's idle section).  And
+ * the role goes only to a worker that the latest region was handed to (its
+ * last go word's generation is team.running_gen), and a sentinel that a
+ * later region passed by resigns: a worker the loops do not use never spins
+ * for them (tests/test-team.c sentinel_steps_aside_when_overcommitted failed
+ * 3 times in 10 with two other busy threads on the 2-core guest before).  To
+ * the protocol both are a worker that does not try for the role and a
+ * resignation at any moment, which the model makes nondeterministically. */
+#include <stdio.h>
+
+#include "team-state.h"
+
+/* What the idle rule did, for TEAMS_DEBUG's report at exit: why workers
+ * slept.  Relaxed counters, bumped only before a sleep. */
+_Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted;
+
+bool tt__overcommitted(void) {
+  return (size_t)tt_atomic_load_relaxed(&tt__T.awake) + 1 > tt__T.cpus;
+}
+
+uint64_t tt__yield_threshold_ns(void) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 8; i++) {
+    uint64_t t0 = tt__now_ns();
+    sched_yield();
+    uint64_t dt = tt__now_ns() - t0;
+    best = dt < best ? dt : best;
+  }
+  uint64_t ns = best * TT__SHARE;
+  return ns < 1000 ? 1000 : ns > 1000000 ? 1000000 : ns;
+}
+
+/* True while the region of generation gen has not ended. */
+static bool region_running(uint32_t gen) {
+  return tt_atomic_load_relaxed(&tt__T.owner) != 0 &&
+         tt_atomic_load_relaxed(&tt__T.running_gen) == gen;
+}
+
+/* Wake every worker whose wake-up was left to the sentinel (protocol 21).
+ * Called by the sentinel, and by the holder when there is no sentinel. */
+void tt__wake_requested(size_t upto) {
+  for (size_t i = 1; i < upto; i++)
+    if (tt_atomic_load_seq_cst(&tt__T.workers[i].wake_req) &&
+        tt_atomic_exchange_seq_cst(&tt__T.workers[i].wake_req, 0))
+      tt__futex_wake(&tt__T.workers[i].go, 1);
+}
+
+/* Sentinel mode: spin, without a deadline, until this worker's go word
+ * changes from seen, the machine is overcommitted, or a region other than
+ * ran_gen (the last one handed to this worker) starts without it; serve the
+ * wake-ups the holder leaves meanwhile.  Precondition: this worker holds
+ * team.sentinel_id. */
+static void be_sentinel(tt__worker *w, uint32_t seen, uint32_t ran_gen) {
+  tt__team *T = &tt__T;
+  /* A holder that already read our id from team.sentinel_id may have bumped
+   * wake_seq before this load: then its wake_req stores precede the load,
+   * and the scan right after it finds them (all seq_cst).  Without that scan
+   * such a wake-up waited for our resignation, and a static region that
+   * needed the sleeper waited for ever (found by the model check,
+   * MUT_SENTINEL_NOENTRYSCAN). */
+  uint32_t seq = tt_atomic_load_seq_cst(&T->wake_seq);
+  tt__wake_requested(T->slots);
+  uint64_t since = tt__now_ns();
+  for (unsigned k = 0; tt_atomic_load_acquire(&w->go) == seen; k++) {
+    if (k % 64 == 0 && (tt__overcommitted() ||
+                        tt_atomic_load_relaxed(&T->running_gen) != ran_gen))
+      break;
+    if (k % 64 == 0 && tt__now_ns() - since >= T->yield_after_ns)
+      sched_yield();
+    else
+      tt__cpu_relax();
+    uint32_t now = tt_atomic_load_acquire(&T->wake_seq);
+    if (now != seq) {
+      seq = now;
+      tt__wake_requested(T->slots);
+    }
+  }
+  tt_atomic_store_seq_cst(&T->sentinel_id, 0);
+  tt__wake_requested(T->slots); /* what was left to us before we resigned */
+}
+
+void *tt__worker_main(void *arg) {
+  tt__worker *w = arg;
+  tt__team *T = &tt__T;
+  if (w->cpu >= 0)
+    tt__pin_self(w->cpu);
+  char name[16]; /* shows in /proc/self/task/N/comm, top -H, gdb */
+  snprintf(name, sizeof name, "teams-w%zu", w->id);
+  pthread_setname_np(pthread_self(), name);
+  /* Not a load: a region may have been published before this thread ran,
+   * and it must be seen as new.  0 is the value start gave the word. */
+  uint32_t seen = 0;
+  uint64_t last_event = tt__now_ns(); /* last chunk or wake-up */
+  uint64_t deadline = last_event + T->spin_ns;
+  uint32_t ran_gen = 0;
+  bool ran = false; /* ran a chunk of region ran_gen, which may still run */
+
+  for (;;) {
+    uint32_t go = tt_atomic_load_acquire(&w->go);
+    if (go != seen) { /* protocol 7 */
+      seen = go;
+      if (tt_atomic_load_acquire(&T->stopping)) /* protocol 23 */
+        break;
+      if (tt__worker_region(w, go))
+        ran = true;
+      ran_gen = go >> GO_GEN_SHIFT;
+      last_event = tt__now_ns();
+      deadline = last_event + T->spin_ns;
+      continue;
+    }
+    /* Spin: check the clock only every few rounds (it costs 20-40 ns). */
+    for (int i = 0; i < 32; i++) {
+      tt__cpu_relax();
+      if (tt_atomic_load_relaxed(&w->go) != seen)
+        break;
+    }
+    if (tt_atomic_load_relaxed(&w->go) != seen)
+      continue;
+    uint64_t now = tt__now_ns();
+    if (now - last_event >= T->yield_after_ns)
+      sched_yield();
+    if (ran) {
+      if (region_running(ran_gen))
+        deadline = now + T->spin_ns;
+      else
+        ran = false; /* counts down from the last push */
+    }
+    bool over = tt__overcommitted();
+    if (now < deadline && !over)
+      continue;
+    if (T->sentinel_mode && !over &&
+        tt_atomic_load_relaxed(&T->running_gen) == ran_gen) {
+      uint32_t none = 0;
+      if (tt_atomic_cas_seq_cst(&T->sentinel_id, &none, (uint32_t)w->id)) {
+        /* Back when the go word changed, or resigned (overcommitted, or a
+         * region passed us by): the deadline has passed, so unless a region
+         * came the loop sleeps, or takes the role again once the machine is
+         * no longer overcommitted and we were handed the latest region. */
+        be_sentinel(w, seen, ran_gen);
+        continue;
+      }
+    }
+    /* Sleep.  The CAS is what the holder's exchange is ordered against
+     * (protocol 9). */
+    uint32_t expect = seen;
+    if (!tt_atomic_cas_acq_rel(&w->go, &expect, seen | GO_SLEEP))
+      continue; /* a region arrived: handle it */
+    tt_atomic_fetch_add_relaxed(over ? &tt__sleeps_overcommitted : &tt__sleeps_spun, 1);
+    tt_atomic_fetch_sub_relaxed(&T->awake, 1);
+    while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP))
+      tt__futex_wait(&w->go, seen | GO_SLEEP);
+    tt_atomic_fetch_add_relaxed(&T->awake, 1);
+    last_event = tt__now_ns();
+    deadline = last_event + T->spin_ns;
+  }
+  return NULL;
+}

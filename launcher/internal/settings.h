@@ -1,0 +1,105 @@
+/* teams: every TEAMS_* setting, in one table (internal).
+ *
+ * The runtime reads its environment here and nowhere else (mimalloc's
+ * options.c is the model): one row per variable with its type, its range or
+ * its choices, its default and where the default comes from.  The team reads
+ * the table at each start (tt_team_shutdown + a new start re-reads it, which
+ * the tests use), the PoCL driver through tt__setting, and TEAMS_DEBUG=1 and
+ * `teams-info --settings` print it; the README's environment table is that
+ * print (tests/settings-doc.sh compares them).
+ *
+ * Integers are parsed as integers: "2.5", "2x", "" or a value out of range
+ * is refused with a message on stderr and the default is used (a wrong
+ * setting never stops a program, and never silently means something
+ * else). */
+#ifndef TEAMS_SETTINGS_H
+#define TEAMS_SETTINGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "teams-internal.h"
+
+/* The defaults of TEAMS_TREE_MIN and TEAMS_TREE_K (fork.c explains the
+ * choice), shared with tools/teams-sim's cost model. */
+#define TT__TREE_MIN_DEFAULT 32
+#define TT__TREE_K_DEFAULT 2
+
+/* X(ID, "NAME", KIND, LO, HI, CHOICES, DEFAULT, "meaning", "default from")
+ *   KIND INT:    an integer in [LO, HI]; DEFAULT is a number, or -1 when
+ *                the runtime computes it (then "default from" says how);
+ *   KIND CHOICE: one of CHOICES ("a|b|c"); DEFAULT is the index. */
+#define TT__SETTINGS(X)                                                        \
+  X(NUM_THREADS, "TEAMS_NUM_THREADS", INT, 1, 4096, NULL, -1,                  \
+    "participants (workers + caller); set, it also stops the resizing",       \
+    "the team's CPUs, capped by a cgroup CPU quota (docs/protocol.md, "        \
+    "sizing)")                                                                 \
+  X(SPIN_US, "TEAMS_SPIN_US", INT, 0, 10000000, NULL, 100,                     \
+    "idle spin before sleeping, us",                                           \
+    "teams-bench wake sweep (launcher/idle.c)")                                \
+  X(IDLE, "TEAMS_IDLE", CHOICE, 0, 0, "sleep|sentinel", 0,                     \
+    "sentinel keeps one idle worker spinning for the next region", "")         \
+  X(RUN, "TEAMS_RUN", CHOICE, 0, 0, "auto|team|serial|openmp", 0,              \
+    "how regions run: auto picks the cheapest way as measured; team, "        \
+    "serial, openmp fix it",                                                   \
+    "launcher/way.c")                                                          \
+  X(BUSY, "TEAMS_BUSY", CHOICE, 0, 0, "serial|wait", 0,                        \
+    "a launch while another thread holds the team: serial, or wait", "")      \
+  X(PIN, "TEAMS_PIN", CHOICE, 0, 0, "none|cores|numa", 0,                      \
+    "pin participants to PUs (cores: along the topology, numa: spread over "  \
+    "nodes)", "")                                                              \
+  X(TREE_MIN, "TEAMS_TREE_MIN", INT, 2, 4097, NULL, TT__TREE_MIN_DEFAULT,                        \
+    "regions of this many participants or more fork and join along a tree",   \
+    "teams-sim's fork/join model (launcher/fork.c)")                           \
+  X(TREE_K, "TEAMS_TREE_K", INT, 1, 64, NULL, TT__TREE_K_DEFAULT,            \
+    "the tree's branching",       \
+    "teams-sim's fork/join model (launcher/fork.c)")                           \
+  X(VICTIMS, "TEAMS_VICTIMS", CHOICE, 0, 0, "topology|cyclic", 0,              \
+    "steal victims in topology order, or cyclic (pinning kept)", "")          \
+  X(BLOCKS, "TEAMS_BLOCKS", CHOICE, 0, 0, "dealt|contiguous", 0,               \
+    "a range's blocks dealt over nodes and LLCs, or block c on "              \
+    "participant c (tt_mem_touch follows)", "")                               \
+  X(DEBUG, "TEAMS_DEBUG", CHOICE, 0, 0, "0|1", 0,                              \
+    "1: print the settings and the team at start, and at exit what the "      \
+    "runtime chose", "")                                                       \
+  X(POCL_TOPOLOGY, "TEAMS_POCL_TOPOLOGY", TEXT, 0, 0, NULL, -1,                \
+    "the driver's sub-devices from this hwloc synthetic machine (tests)", "")  \
+  X(POCL_RECORD_PARTICIPANTS, "TEAMS_POCL_RECORD_PARTICIPANTS", CHOICE, 0, 0,  \
+    "0|1", 0, "1: the driver records which participants ran (tests)", "")
+
+typedef enum tt__setting_id {
+#define TT__SETTING_ID(id, ...) TT__SET_##id,
+  TT__SETTINGS(TT__SETTING_ID)
+#undef TT__SETTING_ID
+  TT__NSETTINGS
+} tt__setting_id;
+
+/* What a read found: per setting its value (the integer, the choice's
+ * index, or -1 for a computed default or unset text), whether the
+ * environment set it, and for TEXT the string (owned by the environment). */
+typedef struct tt__settings {
+  long value[TT__NSETTINGS];
+  bool set[TT__NSETTINGS];
+  const char *text[TT__NSETTINGS];
+} tt__settings;
+
+/* Reads every setting from the environment; a refused value is reported
+ * once per read on stderr ("teams: ignoring NAME=VALUE (expected ...)") and
+ * reads as its default. */
+void tt__settings_read(tt__settings *out);
+
+/* One setting, read now (for readers outside the team's start: the driver,
+ * topology.c).  TEXT settings: use tt__setting_text. */
+TT_INTERNAL long tt__setting(tt__setting_id id);
+TT_INTERNAL const char *tt__setting_text(tt__setting_id id);
+
+/* Prints the table: as markdown rows (| `NAME` | type and range | default
+ * | meaning |, the README's environment table) when markdown is set, else
+ * one line per setting with the value s holds (s may be NULL: defaults). */
+void tt__settings_print(FILE *out, const tt__settings *s, bool markdown);
+
+/* Parses an integer setting's text: true, with *v, when text is a whole
+ * decimal integer in [lo, hi] (surrounding spaces refused too). */
+bool tt__settings_parse_int(const char *text, long lo, long hi, long *v);
+
+#endif

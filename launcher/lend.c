@@ -1,0 +1,127 @@
+/* teams: running a region on OpenMP's threads (docs/protocol.md item 42).
+ *
+ * In a process whose OpenMP runtime keeps its threads spinning between its
+ * regions (libgomp for GOMP_SPINCOUNT, libomp for KMP_BLOCKTIME), those
+ * threads hold the CPUs, and the team's workers compete with them for
+ * scheduler time slices.  Lending a region to OpenMP runs it on the threads
+ * that hold the CPUs: the holder calls GOMP_parallel (libgomp's entry for a
+ * parallel region, which LLVM's libomp exports too), with as many threads
+ * as OpenMP would use, at most p.  Thread t of that region is participant
+ * t: a static region's chunk c runs on thread c mod n (n threads), a greedy
+ * one claims batches from the region's own counter as the team does, an
+ * each region runs f(ctx, t) on threads t < p.  Nothing of the team's
+ * protocol runs: the team is held, no go word is written, no worker is
+ * woken, and the region's end is OpenMP's join barrier.  Whether a region
+ * is lent is way.c's choice, from what lent and other regions cost.
+ *
+ * Only possible (tt__lend_possible) from the process's first thread, which
+ * is where an OpenMP program runs its own regions: another thread would get
+ * an OpenMP thread pool of its own, one more set of spinners; never for a
+ * region that asked for every participant (first touch places pages on the
+ * team's CPUs), nor along the tree, nor for a pinned team (its participants
+ * are CPUs: victim orders, sub-devices, first touch); not in a
+ * ThreadSanitizer build, which cannot see OpenMP's barriers (the runtime is
+ * not instrumented) and would report every lent region's results as a
+ * race.
+ *
+ * How long OpenMP's threads spin after a region (tt__lend_spin_ns), which
+ * way.c's trials wait out: libomp reports its blocktime (kmp_get_blocktime,
+ * 200 ms by default); libgomp spins GOMP_SPINCOUNT times (300000 by
+ * default, none with OMP_WAIT_POLICY=passive) around a pause instruction,
+ * whose cost is measured here (17-20 ns on the 2-core Xeon guest: 5-6 ms).
+ * A runtime that spins for longer than a second (OMP_WAIT_POLICY=active,
+ * KMP_BLOCKTIME=infinite) counts as one that never sleeps: no trial of that
+ * length could pay for itself. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lend.h"
+#include "team-state.h"
+
+extern int omp_in_parallel(void) __attribute__((weak));
+extern int omp_get_thread_num(void) __attribute__((weak));
+extern int omp_get_num_threads(void) __attribute__((weak));
+extern int omp_get_max_threads(void) __attribute__((weak));
+extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
+                          unsigned flags) __attribute__((weak));
+extern int kmp_get_blocktime(void) __attribute__((weak));
+
+bool tt__in_openmp_parallel(void) { return omp_in_parallel && omp_in_parallel(); }
+
+/* 1: the process's first thread, -1: another, 0: not looked yet. */
+static _Thread_local int tls_first;
+
+bool tt__lend_possible(size_t p) {
+#if defined(__SANITIZE_THREAD__)
+  (void)p;
+  return false;
+#else
+  if (!GOMP_parallel || !omp_get_thread_num || !omp_get_num_threads ||
+      !omp_get_max_threads || p >= tt__T.tree_min || tt__T.pin != TT__PIN_NONE)
+    return false;
+  if (!tls_first)
+    tls_first = tt__first_thread() ? 1 : -1;
+  return tls_first > 0;
+#endif
+}
+
+uint64_t tt__lend_spin_ns(void) {
+  if (!GOMP_parallel)
+    return 0;
+  uint64_t ns;
+  if (kmp_get_blocktime) {
+    ns = (uint64_t)kmp_get_blocktime() * 1000000u;
+  } else {
+    const char *policy = getenv("OMP_WAIT_POLICY");
+    const char *count = getenv("GOMP_SPINCOUNT");
+    long spins = 300000;
+    if (count && *count)
+      spins = !strcmp(count, "infinite") || !strcmp(count, "INFINITE")
+                  ? -1
+                  : strtol(count, NULL, 10);
+    else if (policy && !strcasecmp(policy, "passive"))
+      spins = 0;
+    else if (policy && !strcasecmp(policy, "active"))
+      spins = -1;
+    uint64_t t0 = tt__now_ns();
+    for (int i = 0; i < 4096; i++)
+      tt__cpu_relax();
+    uint64_t pause = (tt__now_ns() - t0) / 4096;
+    ns = spins < 0 ? UINT64_MAX : (uint64_t)spins * (pause ? pause : 1);
+  }
+  return ns > 1000000000u ? 0 : ns;
+}
+
+typedef struct lent {
+  void (*f)(void *, size_t);
+  void *ctx;
+  size_t m, p;
+  tt__mode mode;
+  _Atomic size_t next;
+} lent;
+
+static void lent_part(void *data) {
+  lent *L = data;
+  size_t t = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
+  if (L->mode == TT__MODE_GREEDY)
+    TT__AS_PARTICIPANT(t, true, tt__run_greedy(&L->next, L->f, L->ctx, L->m, n));
+  else if (L->mode == TT__MODE_EACH)
+    TT__AS_PARTICIPANT(t, true, if (t < L->p) L->f(L->ctx, t));
+  else
+    TT__AS_PARTICIPANT(t, true, for (size_t c = t; c < L->p; c += n) L->f(L->ctx, c));
+}
+
+size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
+                tt__mode mode) {
+  int max = omp_get_max_threads();
+  size_t n = max < 2 ? 0 : (size_t)max < p ? (size_t)max : p;
+  if (n == 0)
+    return 0;
+  lent L = {f, ctx, m, p, mode, 0};
+  /* No region of the team runs: a worker that ran a chunk of the last one
+   * must not spin on for this one (protocol 2, 19). */
+  tt_atomic_store_relaxed(&tt__T.running_gen, 0);
+  GOMP_parallel(lent_part, &L, (unsigned)n, 0);
+  return n;
+}

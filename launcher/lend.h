@@ -1,0 +1,27 @@
+/* teams: running a region on OpenMP's threads (internal; lend.c). */
+#ifndef TEAMS_LEND_H
+#define TEAMS_LEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "team-internal.h"
+
+/* Whether a region of p participants could be lent now: an OpenMP runtime
+ * in the process, the calling thread the process's first, the team
+ * unpinned, the region below the tree's threshold, not a ThreadSanitizer
+ * build.  Precondition: the team runs. */
+bool tt__lend_possible(size_t p);
+
+/* Runs the region on OpenMP's threads (GOMP_parallel) and returns how many
+ * it ran on, or 0 when OpenMP would use a single thread (then nothing ran).
+ * Precondition: the caller holds the team; tt__lend_possible(p). */
+size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
+                tt__mode mode);
+
+/* How long OpenMP's threads spin after a region, in ns; 0 when there is no
+ * OpenMP runtime or it spins for longer than a second (lend.c). */
+uint64_t tt__lend_spin_ns(void);
+
+#endif

@@ -1,0 +1,261 @@
+/* teams: the team's shared state and the layout of its words (internal to
+ * the team's files: team.c, fork.c, idle.c, way.c, lend.c, lifecycle.c).
+ *
+ * Who writes which word, in what order, and why that is correct is
+ * docs/protocol.md; each rule is stated again where the code keeps it,
+ * citing its item ("protocol 9").  The model launcher/team.pml checks the
+ * hand-off and the idle loop.  The files, one mechanism each:
+ *
+ *   fork.c       publishing a region and joining it: hand_on, the static,
+ *                greedy and each regions, the tree, the generation wrap
+ *   idle.c       idle workers: spin, then sleep; the sentinel
+ *   way.c        how a region runs (the team, OpenMP's threads, the caller
+ *                alone), chosen from what each way measured
+ *   lend.c       running a region on OpenMP's threads
+ *   lifecycle.c  start, shutdown, fork, and the resizing on a changed CPU
+ *                quota or CPU set
+ *   team.c       the entry (tt__team_run: the busy rule, then the way) and
+ *                the queries */
+#ifndef TEAMS_TEAM_STATE_H
+#define TEAMS_TEAM_STATE_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "prim.h"
+#include "team-internal.h"
+#include "topology.h"
+
+/* ---- words and their layout (protocol 3, 5) ---------------------------------- */
+
+/* worker.go: [gen:30 | STATIC:1 | SLEEP:1] */
+#define GO_SLEEP 1u
+#define GO_STATIC 2u
+#define GO_GEN_SHIFT 2
+#define GEN_MASK ((1u << 30) - 1)
+
+/* region.sync: [gen:30 | closed:1 | left:16 | active:16], high to low */
+#define SYNC_ACTIVE_ONE ((uint64_t)1)
+#define SYNC_LEFT_ONE ((uint64_t)1 << 16)
+#define SYNC_CLOSED ((uint64_t)1 << 32)
+#define SYNC_GEN_SHIFT 33
+#define SYNC_ACTIVE(w) ((w)&0xffffu)
+#define SYNC_LEFT(w) (((w) >> 16) & 0xffffu)
+#define SYNC_GEN(w) ((uint32_t)((w) >> SYNC_GEN_SHIFT) & GEN_MASK)
+
+/* The runtime's own costs -- trials of another way of running a region,
+ * the clock reads that time regions, a spinner's yields -- are kept under
+ * 1/TT__SHARE of what they serve (3%), well inside the 10% by which a
+ * fixed choice may beat the default (way.c). */
+#define TT__SHARE 32
+
+/* Participants are bounded by the 16-bit counters of region.sync. */
+#define TT_MAX_PARTICIPANTS 4096
+
+_Static_assert(TT_MAX_PARTICIPANTS < 0xffff, "sync counters are 16 bits");
+_Static_assert(sizeof(_Atomic uint32_t) == 4, "futex words are 32 bits");
+
+typedef struct tt__worker {
+  /* The hand-off line.  Futex word: exchanged by the holder (or a tree
+   * leader), CAS(SLEEP) by this worker (protocol 3, 9). */
+  _Alignas(TT_CACHE_PAD) _Atomic uint32_t go;
+  /* Sentinel mode: a wake-up of this worker left to the sentinel.  Set by
+   * the holder, taken (exchange) by the sentinel or the holder (protocol
+   * 21). */
+  _Atomic uint32_t wake_req;
+  /* The descriptor of the last region handed to this worker: written by its
+   * parent before the exchange of go, read by the worker after it saw go
+   * change (static) or after it joined (greedy/each) (protocol 4, 8). */
+  void (*f)(void *, size_t);
+  void *ctx;
+  size_t m, p;
+  tt__mode mode;
+  /* The tree (protocol 36-40): this worker's subtree is participants [id,
+   * hi), whose other members it hands the region on to (hi == id + 1:
+   * none, always so when flat); `up` is the participant whose `done` it
+   * adds to after a static chunk (tree set) or, flat, region.sync's
+   * `left`.  Up to here the first 64 bytes: a flat hand-off moves one cache
+   * line (a descriptor that spilled into the next line cost ~50 ns per
+   * empty static launch of 2 in teams-bench). */
+  bool tree;
+  size_t hi, up;
+  /* Tree join of a static region: this participant's children add 1 each,
+   * it waits for their number.  Reset by this participant before it hands
+   * the region on (workers[0].done is the holder's).  In the next line,
+   * away from the go word its children's reports would otherwise steal. */
+  _Alignas(64) _Atomic uint32_t done;
+  /* Below: written once at start, then read-only. */
+  _Alignas(TT_CACHE_PAD) pthread_t thread;
+  size_t id;
+  int cpu;
+} tt__worker;
+
+_Static_assert(offsetof(tt__worker, up) + sizeof(size_t) <= 64,
+               "the go word and the descriptor share one cache line");
+
+typedef struct tt__region {
+  _Alignas(TT_CACHE_PAD) _Atomic uint64_t sync;
+  /* The greedy counter is contended by every participant: a line of its own. */
+  _Alignas(TT_CACHE_PAD) _Atomic size_t next;
+} tt__region;
+
+typedef struct tt__team {
+  /* team.owner: 0 or the holder's token (protocol 1). */
+  _Alignas(TT_CACHE_PAD) _Atomic uintptr_t owner;
+  /* The holder's copy of the running generation for idle workers, relaxed;
+   * 0 while no region of the team's runs (protocol 2). */
+  _Atomic uint32_t running_gen;
+  uint32_t gen;        /* holder-only: the last generation handed out */
+  uint32_t resync_gen; /* holder-only: the last resync's (1 or 2) */
+  unsigned left_base;  /* holder-only: region.sync's `left` as last known */
+  tt__region r;
+
+  /* Configuration and lifecycle: read-mostly. */
+  _Alignas(TT_CACHE_PAD) _Atomic int running;
+  _Atomic int stopping;
+  /* Set while a shutdown waits for the team: try_take then fails, so
+   * threads launching back to back cannot starve the shutdown (200
+   * restart cycles took 136 s under load before).  A hint: relaxed. */
+  _Atomic int closing;
+  /* Set by the monitor when the CPUs the team may use changed (lifecycle.c,
+   * "Sizing"); the next launch outside a chunk restarts the team.  A hint:
+   * relaxed. */
+  _Atomic int resize;
+  /* Participants, workers + caller.  Written under the lifecycle lock (start
+   * before team.running's release store; shutdown while holding the team);
+   * tt_team_size reads it with neither, so it is atomic: tt__team_size(). */
+  _Atomic size_t size;
+  tt__worker *workers; /* workers[0] unused: participant 0 is the caller */
+  uint64_t spin_ns;
+  /* A spinner yields the CPU between looks once it has waited this long
+   * (idle.c, "Yielding"): measured at start. */
+  uint64_t yield_after_ns;
+  size_t cpus; /* CPUs the team may use: its default size (cpuset.h) */
+  /* Read without the team by a thread whose try_take failed, which a
+   * restart may be rewriting: relaxed atomic. */
+  _Atomic bool busy_wait;
+  /* Worker slots, written before any worker exists (the sentinel scans
+   * them; size, the workers actually made, is known only later). */
+  size_t slots;
+  bool sentinel_mode; /* TEAMS_IDLE=sentinel */
+  int run;            /* TEAMS_RUN: tt__way_setting */
+  size_t tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
+  size_t tree_k;      /* ... use the tree, of branching TEAMS_TREE_K */
+  tt__pin pin;
+  size_t requested;
+  double start_ms;
+  int caller_cpu;
+  pthread_t pinned_caller;
+  bool has_pinned_caller;
+  tt__cpumask caller_mask; /* the pinned caller's mask before pinning */
+  char degraded[160];
+
+  /* Sentinel mode: the sentinel's id (0: none), and a counter the holder
+   * bumps when it leaves wake-ups to it (protocol 20, 21).  Polled by the
+   * sentinel only; in a line of their own. */
+  _Alignas(TT_CACHE_PAD) _Atomic uint32_t sentinel_id;
+  _Atomic uint32_t wake_seq;
+
+  /* Workers not asleep: fetch_sub before a worker sleeps, fetch_add after.
+   * Read by spinning workers to tell an overcommitted machine (protocol
+   * 19). */
+  _Alignas(TT_CACHE_PAD) _Atomic size_t awake;
+} tt__team;
+
+extern tt__team tt__T;
+
+static inline size_t tt__team_size(void) {
+  return tt_atomic_load_relaxed(&tt__T.size);
+}
+
+/* Per thread: participant index inside a chunk (-1 outside), nesting depth,
+ * whether it runs a chunk of a region on the team (tt__region_parallel),
+ * and a unique token for team.owner (its address). */
+extern _Thread_local int tt__tls_self;
+extern _Thread_local int tt__tls_depth;
+extern _Thread_local bool tt__tls_parallel;
+extern _Thread_local char tt__tls_token;
+
+/* Runs f(ctx, c) with the calling thread marked as participant `self` of a
+ * region (parallel: of a region on the team or OpenMP's threads, not a
+ * serial one), restoring its previous marks after. */
+#define TT__AS_PARTICIPANT(self, parallel, body)                              \
+  do {                                                                         \
+    int saved_self_ = tt__tls_self;                                            \
+    bool saved_parallel_ = tt__tls_parallel;                                   \
+    tt__tls_self = (int)(self);                                                \
+    tt__tls_depth++;                                                           \
+    tt__tls_parallel = (parallel);                                             \
+    body;                                                                      \
+    tt__tls_parallel = saved_parallel_;                                        \
+    tt__tls_depth--;                                                           \
+    tt__tls_self = saved_self_;                                                \
+  } while (0)
+
+/* ---- between the files -------------------------------------------------------- */
+
+/* fork.c: the next region's go word (next_go, with its resync before the
+ * generation wraps), and a region on the team: publish, the holder's share,
+ * the join.  Precondition: the caller holds the team; 2 <= p <= size.
+ * own (may be NULL) receives the holder's own share's time and chunk count,
+ * for the way's serial estimate (way.c). */
+typedef struct tt__own {
+  uint64_t ns;
+  size_t chunks;
+} tt__own;
+uint32_t tt__next_go(uint32_t flags);
+void tt__run_parallel(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
+                      tt__mode mode, tt__own *own);
+/* fork.c: the region a worker found in its go word: run its part, hand it on
+ * (tree), report or leave.  Returns false when it was a stale greedy/each
+ * region the worker did not join (then nothing of it was read). */
+bool tt__worker_region(tt__worker *w, uint32_t go);
+/* fork.c: run_greedy's claims, shared with lend.c.  Returns the chunks run. */
+size_t tt__run_greedy(_Atomic size_t *next, void (*f)(void *, size_t),
+                      void *ctx, size_t m, size_t p);
+
+/* idle.c: the worker thread; the holder's wait for participants (spin,
+ * then yield, at once when overcommitted); the wake-ups left to the
+ * sentinel; more of the team's threads awake than CPUs. */
+void *tt__worker_main(void *arg);
+void tt__wake_requested(size_t upto);
+bool tt__overcommitted(void);
+/* Measures what idle.c's yield rule needs (at team start). */
+uint64_t tt__yield_threshold_ns(void);
+
+/* The holder's (and a tree leader's) wait for participants that run chunks
+ * of unknown length: spin while that is cheap, then yield the CPU between
+ * looks, at once when the team is overcommitted: the CPU is what the
+ * participants it waits for need (idle.c, "Yielding").  The clock is read
+ * once every 64 looks. */
+static inline void tt__wait_until(bool (*cond)(const void *arg),
+                                  const void *arg) {
+  uint64_t since = 0;
+  for (unsigned k = 1; !cond(arg); k++) {
+    if (k % 64 == 0 &&
+        (tt__overcommitted() ||
+         (since ? tt__now_ns() - since >= tt__T.yield_after_ns
+                : (since = tt__now_ns(), false))))
+      sched_yield();
+    else
+      tt__cpu_relax();
+  }
+}
+
+/* idle.c: why workers slept, for TEAMS_DEBUG's report at exit. */
+extern _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted;
+
+/* lifecycle.c */
+int tt__ensure_started(void);
+bool tt__try_take(void);
+void tt__take_waiting(void);
+void tt__release(void);
+/* The monitor asked for a resize: restart the team (lifecycle.c, "Sizing").
+ * Precondition: not inside a chunk, the team not held by the caller. */
+void tt__resize_now(void);
+
+#endif
