@@ -11,9 +11,16 @@
  * Per launching thread, a small table keeps a record per site: a loop, by
  * its function and its shape (m, p, mode).  A record holds each way's
  * recent cost per region (est), and
- *   - the cheapest known way (cur) runs; a timed region moves its estimate
- *     a quarter of the way to the new cost (90% of a change within 8
- *     samples);
+ *   - the cheapest known way (cur) runs; its estimate is a mean over the
+ *     last HORIZON_NS (100 ms) of its regions: each timed region moves it
+ *     by the share of that horizon it spans (at most a quarter, for long
+ *     regions).  The scheduler's time slices are milliseconds (EEVDF's
+ *     base slice 0.75 ms x (1 + log2 CPUs) since Linux 6.6, CFS's period
+ *     6-24 ms before), and a region that waits for one is a real cost but
+ *     a rare one: averaged over dozens of slices it counts at its rate,
+ *     where a short mean let one such wait (100 us against 6.5 us regions
+ *     on the loaded 2-core guest) switch a loop to the caller alone, whose
+ *     costs have no such tail, for good;
  *   - serial's cost is known without running it: the team's own share of a
  *     region, scaled to all chunks (work), is what the caller alone would
  *     do.  So the caller alone is first tried only when that estimate is
@@ -24,7 +31,9 @@
  *     what its last trial cost beyond cur: trials cost at most 1/TT__SHARE
  *     of the time they serve, whatever the machine;
  *   - a trial lasts until the transient that the current way left behind
- *     is over, and its last region is the estimate.  After regions on the
+ *     is over, and its mean after the first region is the estimate (the
+ *     way then runs as cur if it is cheaper, and its mean over the horizon
+ *     decides from there).  After regions on the
  *     caller alone the team's workers sleep: the first team region pays the
  *     wake-up, the second shows the team's cost.  After lent regions
  *     OpenMP's threads spin for their blocktime (libomp KMP_BLOCKTIME,
@@ -61,6 +70,7 @@
 
 #define SITES 64
 #define NONE TT__WAYS
+#define HORIZON_NS 100000000.0
 
 typedef struct site {
   const void *key;
@@ -70,11 +80,13 @@ typedef struct site {
   uint8_t trial;       /* the way a trial runs now, NONE */
   uint16_t trial_n;    /* regions of that trial so far */
   uint32_t skip;       /* regions until the next timed one */
+  uint32_t every;      /* regions a timed one stands for */
   float est[TT__WAYS]; /* ns per region; 0: unknown */
   float since[TT__WAYS];  /* ns spent on the site since the way last ran */
   float charge[TT__WAYS]; /* what its last trial cost beyond cur */
   float work;          /* serial estimate from the team's own share; 0 */
   float trial_sum;     /* the trial's cost so far */
+  float trial_first;   /* its first region's */
 } site;
 
 typedef struct table {
@@ -125,6 +137,14 @@ static site *lookup(const void *key, size_t m, uint32_t shape) {
     s->trial = NONE;
   }
   return s;
+}
+
+/* How far a timed region moves its way's estimate: by the share of the
+ * horizon that it and the untimed regions it stands for span, at most a
+ * quarter (see the rule). */
+static float weight(float cost, uint32_t every) {
+  float w = cost * (float)(every ? every : 1) / (float)HORIZON_NS;
+  return w < 0.25f ? w : 0.25f;
 }
 
 /* Regions to skip before the next timed one: the two clock reads stay
@@ -218,6 +238,7 @@ tt__way tt__way_choose(const void *key, size_t m, size_t p, tt__mode mode,
   if (s->skip == 0 || s->est[way] <= 0) {
     plan->timed = true;
     s->skip = stride(s->est[way]);
+    s->every = s->skip + 1;
   } else {
     s->skip--;
     for (int x = 0; x < TT__WAYS; x++)
@@ -268,12 +289,17 @@ void tt__way_record(const tt__way_plan *plan, tt__way ran,
     s->since[x] = x == (int)ran ? 0 : s->since[x] + cost;
 
   if (s->trial == ran) {
-    s->trial_n++;
+    if (s->trial_n++ == 0)
+      s->trial_first = cost;
     s->trial_sum += cost;
     if (!trial_over(s, ran, cost, c->end_ns))
       return;
     float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n;
-    s->est[ran] = cost;
+    /* The estimate: the trial's mean after its first region, which paid
+     * the transient (one region alone: that one). */
+    s->est[ran] = s->trial_n > 1 ? (s->trial_sum - s->trial_first) /
+                                       (float)(s->trial_n - 1)
+                                 : cost;
     s->charge[ran] = extra > cost ? extra : cost;
     s->trial = NONE;
     pick_cur(s);
@@ -281,7 +307,9 @@ void tt__way_record(const tt__way_plan *plan, tt__way ran,
   }
   if (s->trial != NONE)
     return; /* a trial's region that ran another way: nothing to learn */
-  s->est[ran] = s->est[ran] > 0 ? s->est[ran] + (cost - s->est[ran]) / 4 : cost;
+  s->est[ran] = s->est[ran] > 0 ? s->est[ran] + (cost - s->est[ran]) *
+                                                  weight(cost, s->every)
+                                : cost;
   if (ran == s->cur)
     pick_cur(s);
 }
