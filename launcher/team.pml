@@ -1,129 +1,79 @@
-/* teams: a Promela model of the region protocol of launcher/team.c, for spin
- * (checked by tests/model-check.sh; change it together with team.c).
+/* teams: a Promela model of the team's region protocol, for spin.
  *
- * What is modelled, as team.c implements it (names are team.c's):
- *   - host threads that take team.owner by CAS (try_take) and, when that
- *     fails, run serially (the busy rule) or, with -DBUSY_WAIT, wait for the
- *     team (take_waiting); the check of team.running once held; the release;
- *   - run_parallel: next_go (the next generation; before the generation
- *     wraps, the resync: an empty static region on every worker, whose
- *     generation alternates between 1 and 2); a static region's target
- *     for the free-running
- *     `left` (with the sync_reset(false) that keeps it from carrying into
- *     `closed`); a greedy/each region's reset of region.next and
- *     sync_reset(true) that keeps `active`; for each needed worker the
- *     descriptor written into its line, then the exchange of its go word and
- *     the futex wake when the old word had SLEEP; the holder's own share
- *     (chunk 0, or run_greedy); the wait for `left` (static) or the close
- *     (fetch_or closed) and the wait for active == 0 (greedy, each);
- *   - run_greedy's guided claims: a batch of (m - seen) / (2p) chunks, at
- *     least one, per fetch_add of region.next, clamped at m;
- *   - worker_main: the go-word check, the stopping check, run_static +
- *     fetch_add(left), join (fetch_add active, kept only for our generation
- *     and not closed, else undone), run_joined + leave; the idle rule, whose
- *     deadline is a nondeterministic choice (spinning is a blocked guard on
- *     the go word), the CAS seen -> seen|SLEEP and the futex_wait loop;
+ * The protocol is docs/protocol.md (the numbered invariants); the code is
+ * launcher/fork.c (publishing and joining), idle.c (the idle loop and the
+ * sentinel), lifecycle.c (take, release, shutdown) and team.c (the busy
+ * rule).  tests/model-check.sh checks this model in the test suite, with
+ * mutants that must fail; tests/protocol-names.sh fails when a name cited
+ * here or in docs/protocol.md is gone from the code.  Change them together.
+ *
+ * Modelled, with the code's names:
+ *   - Holder: host threads that take team.owner (tt__try_take; with
+ *     -DBUSY_WAIT tt__take_waiting), re-check team.running once held
+ *     (protocol 15), run tt__run_parallel and release; when the take fails
+ *     the region runs serially (14).  With -DWAYS a host may also choose,
+ *     as way.c does, to run the region on the caller alone without taking
+ *     the team, or to lend it to OpenMP: take, publish nothing, release
+ *     (42: a lent region writes no protocol word);
+ *   - tt__next_go and its resync before the generation wraps (16-18);
+ *     run_region: the static target of the free-running `left` with its
+ *     sync_reset(false), the greedy/each reset that keeps `active` (10-12),
+ *     hand_on (the descriptor, the exchange of the go word, the futex wake
+ *     or, -DSENTINEL_MODE, the delegation to the sentinel: 6, 9, 21), the
+ *     holder's share, the waits and the close;
+ *   - tt__run_greedy's guided claims (13);
+ *   - Worker (tt__worker_main and tt__worker_region): the go-word check,
+ *     the stopping check, run_static and its report, join / run_joined and
+ *     the leave, a stale join undone (7, 8, 10, 11); the idle rule, whose
+ *     deadline is a nondeterministic choice, the CAS to SLEEP and the
+ *     futex_wait loop (9, 19); be_sentinel (20, 21);
  *   - the futex: futex_wait queues the worker only while the word still has
- *     the value (atomically), futex_wake dequeues it, and up to SPURIOUS
- *     returns without a wake (spurious, EINTR from a signal, the end of a
- *     polite worker's timed wait) per run;
- *   - tt_team_shutdown, concurrent with the host threads: take_waiting,
- *     next_go (with its resync) before stopping, then stopping, the go word
- *     for every worker, its exchange (+ wake), join,
- *     running = 0, release;
- *   - with -DSENTINEL_MODE (team.sentinel_mode, TEAMS_IDLE=sentinel): a
- *     worker whose deadline passed first tries CAS(team.sentinel_id: 0 ->
- *     its id), or does not try (overcommitted, or not handed the
- *     latest region); be_sentinel (load wake_seq,
- *     spin on the go word, scan the wake_req flags when wake_seq moved,
- *     resign with a store of 0 when the go word changed or, up to RESIGNS
- *     times per run, at any moment (overcommitted, or a region that passed
- *     it by: team.running_gen), scan once more); the
- *     holder's delegation (wake_req = 1 for each sleeper its exchange found,
- *     fetch_add(wake_seq), load team.sentinel_id, and when it is 0,
- *     wake_requested itself);
- *   - the tree (team.c's "The tree"), for regions of TREE_MIN participants
- *     or more (TEAMS_TREE_MIN; by default never here), branching TREE_K:
- *     hand_on, by the holder and by every leader (the split of a subtree
- *     into runs, the child's descriptor with its subtree and parent, the
- *     exchange and the wake-up; only the holder delegates to the
- *     sentinel); a static leader's reset of its `done`, its hand-on, its
- *     chunk, the wait for its children and the report to its parent's
- *     `done`; a greedy/each leader's hand-on after its join, before its
- *     run and its leave; the holder's wait for its own children's reports.
- * Abstracted: the clock and everything that only decides *when* a worker
- * tries to sleep (spin_ns, the deadline push while team.running_gen names
- * the region it ran, `awake` and overcommitted(), sched_yield): here a
- * worker may try at any time.  The chunk function: one step that counts the
- * chunk.  Memory orders: spin explores interleavings of sequentially
- * consistent steps; every atomic instruction of team.c is one step here,
- * and the holder's plain stores of a worker's descriptor are one step, which
- * the ghost `inuse[w]` and the generation check at every read of a
- * descriptor show never overlaps a reader.  Which release/acquire pairs make
- * the descriptor visible is not checked here (the ThreadSanitizer runs of
- * tests/test-stress.c and test-faults.c cover that).
+ *     the value, futex_wake dequeues it, and up to SPURIOUS returns without
+ *     a wake (a signal's EINTR) per run;
+ *   - Shutdown (shutdown_locked), concurrent with the hosts (23);
+ *   - the tree (36-41), for regions of TREE_MIN participants or more,
+ *     branching TREE_K: hand_on by every leader, a static leader's reset of
+ *     its `done`, its hand-on, chunk, wait for its children and report; a
+ *     greedy/each leader's hand-on after its join.
+ * Abstracted: the clock and everything that only decides when a worker
+ * tries to sleep (spin_ns, team.running_gen, `awake` and
+ * tt__overcommitted, sched_yield): here a worker may try at any time; which
+ * way the holder picks (way.c's measurements): a nondeterministic choice;
+ * the chunk function: one step that counts the chunk.  Memory orders: spin
+ * explores interleavings of sequentially consistent steps, each atomic
+ * instruction of the code one step, a descriptor's plain stores one step
+ * (the ghost inuse[w] and the generation check at each read show they never
+ * overlap a reader); the release/acquire pairs are checked by the
+ * ThreadSanitizer runs of the suite instead.
  *
- * Properties (pan in safety mode):
- *   - no invalid end state: every process ends (workers exit at shutdown) or
- *     rests in a valid idle state (end* labels).  A holder waiting for a
- *     worker that sleeps on is a deadlock, so this also shows that no needed
- *     worker is left asleep (no lost wake-up);
- *   - every chunk of every region runs exactly once (cnt[]), checked at each
- *     run and when the holder's wait ends;
- *   - a participant reads only the descriptor of the generation it was
- *     handed (static) or joined (greedy/each), and the holder never rewrites
- *     a worker's descriptor while that worker may read it;
- *   - when the holder's wait ends every participant is out; `active` never
- *     underflows, `left` never carries into `closed`; at the end the team is
- *     released (owner == 0), shut down, and no sentinel is left.
+ * Properties (pan in safety mode): no invalid end state (a holder waiting
+ * for a worker that sleeps on is one: the no-lost-wake-up check); every
+ * chunk of every region exactly once (cnt[]); descriptors read only for
+ * their own generation (d_gen, inuse); `active` never underflows and `left`
+ * never carries into `closed`; at the end the team released, shut down, and
+ * no sentinel left.
  *
- * Mutations (-DMUT_*), each of which must make the check fail (see
- * tests/model-check.sh): MUT_LOAD_SLEEP (the worker loads its go word and
- * stores SLEEP instead of the CAS), MUT_STORE_GO (the holder loads the go
- * word, then stores it, instead of the exchange), MUT_RESET_ACTIVE (the sync
- * reset clears `active`), MUT_JOIN_NOCHECK (a join is kept even on a closed
- * or newer region), MUT_NO_CLOSE (the holder loads `active` instead of
- * closing the region with fetch_or), MUT_NO_FUTEX_RECHECK (futex_wait sleeps
- * without comparing the word), MUT_NO_LEFT_RESET (no sync_reset(false) before
- * `left` would overflow), MUT_KEEP_OWNER (a host thread that finds the team
- * shut down forgets to release it), MUT_SENTINEL_NOPOLL (the sentinel does
- * not watch wake_seq; it scans only when it resigns),
- * MUT_SENTINEL_NOENTRYSCAN (a new sentinel does not scan after its first
- * read of wake_seq: a holder that saw its id and bumped wake_seq just before
- * that read leaves a wake-up nobody serves until the sentinel resigns, the
- * lost wake-up of team.c before the scan was added).  MUT_SENTINEL_NOSCAN
- * (no scan after resigning) is caught only while nothing else scans: once a
- * new sentinel scans when it takes the role, a wake-up left by a resigning
- * sentinel is late, not lost (a worker that idles takes the role).
- * The tree's mutations, caught in tree-2w-3r-k1's configuration:
- * MUT_TREE_NO_WAKE (a leader exchanges a member's go word but leaves it
- * asleep), MUT_TREE_WRONG_COUNTER (a member reports to the holder's `done`,
- * not its leader's), MUT_TREE_NO_CHILD_WAIT (a leader reports before its
- * members did), MUT_TREE_LATE_RESET (a leader resets its `done` after
- * handing on: a quick member's report is lost), MUT_TREE_STALE_FORWARD (a
- * leader whose join was stale hands on anyway, reading a descriptor that is
- * not its own any more).  A leader that runs its chunk before handing on is
- * slower, not wrong: no mutant.
+ * Mutations (-DMUT_*, each must make the check fail; tests/model-check.sh):
+ * MUT_LOAD_SLEEP (a load and a store of SLEEP instead of the CAS),
+ * MUT_STORE_GO (a load and a store instead of the holder's exchange),
+ * MUT_RESET_ACTIVE (the reset clears `active`), MUT_JOIN_NOCHECK (a join
+ * kept on a closed or newer region), MUT_NO_CLOSE (a load of `active`
+ * instead of the fetch_or that closes), MUT_NO_FUTEX_RECHECK (futex_wait
+ * sleeps without comparing the word), MUT_NO_LEFT_RESET (no
+ * sync_reset(false) before `left` overflows), MUT_KEEP_OWNER (a host that
+ * finds the team shut down forgets to release it), MUT_LEND_KEEPS_OWNER (a
+ * lent region forgets to release it), MUT_SENTINEL_NOPOLL (the sentinel
+ * does not watch wake_seq), MUT_SENTINEL_NOENTRYSCAN (a new sentinel does
+ * not scan after its first read of wake_seq), MUT_NO_RESYNC and
+ * MUT_SAME_RESYNC (the wrap without a resync, or with one generation for
+ * every resync), and the tree's MUT_TREE_NO_WAKE, MUT_TREE_WRONG_COUNTER,
+ * MUT_TREE_NO_CHILD_WAIT, MUT_TREE_LATE_RESET, MUT_TREE_STALE_FORWARD.
+ * MUT_SENTINEL_NOSCAN (no scan after resigning) is not caught once the
+ * entry scan exists: such a wake-up is late, not lost.
  *
- * Polite mode (-DLEAVE_OUT): the holder may leave any worker out of a
- * region (team.c decides by the worker's polite_until, which the worker
- * sets and clears itself, and which the model abstracts into a
- * nondeterministic choice), never out of a resync; it runs
- * a static region's chunk of a left-out worker itself after its own, and
- * counts only the workers it handed the region to in `left`'s target.
- * Mutations: MUT_LEFT_OUT_COUNTED (the target counts a left-out worker: the
- * holder waits forever), MUT_LEFT_OUT_NOCHUNK (the left-out worker's static
- * chunk never runs), MUT_RESYNC_LEAVES_OUT (a resync leaves a worker out,
- * which may then be handed the word it still holds and miss a region).
- *
- * Generations wrap modulo GENMOD (2^30 in team.c): regions take 3 ..
- * GENMOD - 1, resyncs 1 and 2 in turn.  The default GENMOD never wraps in
- * these bounded runs; tests/model-check.sh wraps with GENMOD = 4 and 5.
- * MUT_NO_RESYNC (generations restart at 1 with no resync: a worker that
- * looked at no go word for a whole round may be handed the word it still
- * holds) and MUT_SAME_RESYNC (every resync takes generation 1: a worker that
- * only the last resync named holds that word) must be caught.
- */
+ * Generations wrap modulo GENMOD (2^30 in the code): regions take 3 ..
+ * GENMOD - 1, resyncs 1 and 2 in turn; the default GENMOD never wraps in
+ * these bounded runs, tests/model-check.sh wraps with 4 and 5. */
 
 #ifndef NW
 #define NW 2 /* workers 1..NW; participant 0 is the holder */
@@ -176,6 +126,10 @@
 #else
 #define MAXCH (NW + 1)
 #endif
+
+#define WAY_TEAM 0
+#define WAY_LEND 1
+#define WAY_SERIAL 2
 
 #define ST_STATIC 0
 #define ST_GREEDY 1
@@ -233,7 +187,7 @@ byte spur = SPURIOUS;
 byte d_gen[NP];    /* generation of the descriptor in worker w's line */
 bool inuse[NP];    /* worker w between reading its descriptor and leaving */
 byte cnt[MAXCH];   /* runs of chunk c of the current region */
-byte exited;       /* workers that returned from worker_main */
+byte exited;       /* workers that returned from tt__worker_main */
 byte done;         /* host threads and shutdown that finished */
 
 #define CHUNK(c)                                                               \
@@ -270,7 +224,7 @@ inline wake_requested(upto) {
  * its subtree.  For each: the descriptor, the exchange of its go word, and
  * the wake-up when the old word had SLEEP (deleg: left to the sentinel).
  * Leaves the number of children in kids. */
-inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg, h_lout) {
+inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg) {
   atomic {
     assert(h_me == 0 || d_gen[h_me] == g); /* reads its own descriptor */
     rest = h_hi - h_me - 1;
@@ -282,12 +236,6 @@ inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg, h_lout) {
     i = 0
   }
   do
-#ifdef LEAVE_OUT
-  /* polite mode, flat only: the holder may leave out any worker (team.c
-   * decides by its polite period); never in a resync (h_lout 0), which
-   * every worker must see */
-  :: i < kids && !h_tr && h_lout -> atomic { lout = lout | (1 << (h_me + 1 + i)); i++ }
-#endif
   :: i < kids ->
     atomic { /* the child's run, and its descriptor: plain stores into its line */
       if
@@ -414,11 +362,7 @@ inline run_region(me, m, p, mode, keep) {
     }
     left_base = 0
   fi;
-#if defined(MUT_RESYNC_LEAVES_OUT)
-  hand_on(0, p, gw, m, p, mode, tr, DELEG, 1);
-#else
-  hand_on(0, p, gw, m, p, mode, tr, DELEG, !keep);
-#endif
+  hand_on(0, p, gw, m, p, mode, tr, DELEG);
 #ifdef SENTINEL_MODE
   if
   :: asleep ->
@@ -431,45 +375,15 @@ inline run_region(me, m, p, mode, keep) {
   :: else
   fi;
 #endif
-  if /* a flat static region waits for the workers it handed chunks to */
-  :: mode == ST_STATIC && !tr ->
-    atomic {
-      i = 1;
-      do
-      :: i < p ->
-#ifndef MUT_LEFT_OUT_COUNTED
-        if
-        :: !(lout & (1 << i)) -> left_base++
-        :: else
-        fi;
-#else
-        left_base++;
-#endif
-        i++
-      :: else -> i = 0; break
-      od;
-      target = left_base
-    }
+  if /* a flat static region waits for the p - 1 workers it handed it to */
+  :: mode == ST_STATIC && !tr -> atomic { left_base = left_base + p - 1; target = left_base }
   :: else
   fi;
-  /* the holder's own share, as participant 0, and a static region's chunks
-   * of the workers left out */
+  /* the holder's own share, as participant 0 */
   if
   :: mode == ST_GREEDY -> run_greedy(0, m, p)
-  :: else ->
-    atomic {
-      CHUNK(0);
-#ifndef MUT_LEFT_OUT_NOCHUNK
-      i = 1;
-      do
-      :: i < p && mode == ST_STATIC && (lout & (1 << i)) -> CHUNK(i); i++
-      :: i < p && !(mode == ST_STATIC && (lout & (1 << i))) -> i++
-      :: else -> i = 0; break
-      od
-#endif
-    }
+  :: else -> atomic { CHUNK(0) }
   fi;
-  lout = 0;
   if
   :: mode == ST_STATIC && tr -> atomic { done_cnt[0] == kids; kids = 0 } /* WAIT_UNTIL */
   :: mode == ST_STATIC && !tr -> atomic { s_left == target; target = 0 } /* WAIT_UNTIL */
@@ -544,11 +458,10 @@ proctype Holder(byte me) {
   byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target;
   byte kids, rest, lo, hi2;
   bool took, asleep, tr;
-  byte lout;
-  byte n;
+  byte n, way; /* way.c's choice: WAY_TEAM, WAY_LEND, WAY_SERIAL */
   do
   :: n < NREG ->
-    atomic { /* a region (local choices), then try_take */
+    atomic { /* a region (local choices), its way, then try_take */
       if
       :: MODES & 1 -> mode = ST_STATIC
       :: MODES & 2 -> mode = ST_GREEDY
@@ -556,19 +469,32 @@ proctype Holder(byte me) {
       fi;
       select(p : PMIN .. NP);
       m = (mode == ST_GREEDY -> M : p);
+#ifdef WAYS
       if
-      :: owner == 0 -> owner = me; took = 1
-      :: else -> took = 0
+      :: way = WAY_TEAM
+      :: way = WAY_LEND
+      :: way = WAY_SERIAL
+      fi;
+#endif
+      if
+      :: way == WAY_SERIAL -> took = 0 /* on the caller alone: no take */
+      :: way != WAY_SERIAL && owner == 0 -> owner = me; took = 1
+      :: way != WAY_SERIAL && owner != 0 -> took = 0
       fi
     }
 #ifdef BUSY_WAIT
     if
-    :: !took -> atomic { owner == 0 -> owner = me }; took = 1
+    :: !took && way != WAY_SERIAL -> atomic { owner == 0 -> owner = me }; took = 1
     :: else
     fi;
 #endif
     if
-    :: took && running -> run_parallel(me, m, p, mode)
+    :: took && running && way == WAY_TEAM -> run_parallel(me, m, p, mode)
+#ifdef MUT_LEND_KEEPS_OWNER
+    :: took && running && way == WAY_LEND /* forgets the release */
+#else
+    :: took && running && way == WAY_LEND -> owner = 0 /* lent: nothing published */
+#endif
 #ifdef MUT_KEEP_OWNER
     :: took && !running /* forgets the release */
 #else
@@ -576,7 +502,7 @@ proctype Holder(byte me) {
 #endif
     :: !took /* busy: serial on the caller, the team untouched */
     fi;
-    atomic { n++; p = 0; m = 0; mode = 0; took = 0 }
+    atomic { n++; p = 0; m = 0; mode = 0; took = 0; way = WAY_TEAM }
   :: else -> break
   od;
   done++
@@ -585,7 +511,6 @@ proctype Holder(byte me) {
 proctype Worker(byte me) {
   byte seen_go, cur, g, c, j, k, b, seen;
   byte i, prev, kids, rest, lo, hi2;
-  byte lout; /* hand_on's: never set by a worker */
   byte ok; /* 0, 1; after a join, 2 for a leader */
   bool asleep;
 top:
@@ -618,7 +543,7 @@ top:
 #ifndef MUT_TREE_LATE_RESET
        done_cnt[me] = 0;
 #endif
-       hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], ST_STATIC, d_tree[me], 0, 0);
+       hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], ST_STATIC, d_tree[me], 0);
 #ifdef MUT_TREE_LATE_RESET
        done_cnt[me] = 0; /* after handing on: a child's report is lost */
 #endif
@@ -667,7 +592,7 @@ top:
     }
     if
     :: ok == 2 -> /* run_joined: hand on to its subtree first */
-      hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0, 0);
+      hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0);
       kids = 0;
       run_joined(me)
     :: ok == 1 -> run_joined(me)
@@ -675,7 +600,7 @@ top:
 #ifdef MUT_TREE_STALE_FORWARD
       if /* hands on a region it did not join */
       :: d_hi[me] != me + 1 ->
-        hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0, 0);
+        hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0);
         kids = 0
       :: else
       fi;
@@ -777,7 +702,6 @@ proctype Shutdown() {
   byte k, g, gw, i, prev, c, w, j, b, seen, target;
   byte kids, rest, lo, hi2;
   bool asleep, tr;
-  byte lout;
   byte me = NH + 1;
 #ifdef SHUTDOWN_LAST
   done == NH; /* after the host threads' regions */

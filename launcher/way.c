@@ -31,9 +31,9 @@
  *     what its last trial cost beyond cur: trials cost at most 1/TT__SHARE
  *     of the time they serve, whatever the machine;
  *   - a trial lasts until the transient that the current way left behind
- *     is over, and its mean after the first region is the estimate (the
- *     way then runs as cur if it is cheaper, and its mean over the horizon
- *     decides from there).  After regions on the
+ *     is over, and its first region after the transient is the estimate
+ *     (the way then runs as cur if it is cheaper, and its mean over the
+ *     horizon decides from there).  After regions on the
  *     caller alone the team's workers sleep: the first team region pays the
  *     wake-up, the second shows the team's cost.  After lent regions
  *     OpenMP's threads spin for their blocktime (libomp KMP_BLOCKTIME,
@@ -44,11 +44,13 @@
  *     regions lent -- the state that sustained itself before;
  *   - lending wakes OpenMP's threads, which then compete with the team for
  *     their blocktime, so it is tried only when its optimistic cost -- the
- *     work over the threads plus the lowest overhead a lent region (or,
- *     before the first, a team region) showed -- is below cur's by an
- *     eighth: smaller differences are within the spread of these costs
- *     between rounds on the 2-core guests (5-15%), and a process whose team
- *     runs well never wakes OpenMP for nothing.
+ *     work over the threads plus the overhead lent regions showed (none
+ *     before the first) -- is below cur's by an eighth, and, when cur is
+ *     the team, only while the team runs an eighth above its own best (its
+ *     work over p plus the lowest overhead it showed): smaller differences
+ *     are within the spread of these costs between rounds on the 2-core
+ *     guests (5-15%), and a process whose team runs well never wakes
+ *     OpenMP for nothing.
  *
  * Timing a region is two clock reads (37-40 ns on the 2-core Xeon guest),
  * a tenth of an empty team region there; a record times one region in as
@@ -86,7 +88,8 @@ typedef struct site {
   float charge[TT__WAYS]; /* what its last trial cost beyond cur */
   float work;          /* serial estimate from the team's own share; 0 */
   float trial_sum;     /* the trial's cost so far */
-  float trial_first;   /* its first region's */
+  float settled_sum;   /* ... of its regions after the transient */
+  uint16_t settled_n;
 } site;
 
 typedef struct table {
@@ -98,7 +101,7 @@ typedef struct table {
 
 static _Thread_local table tls_table;
 
-/* Set once per process at the first team start (tt__way_init). */
+/* Set at the first team start (tt__way_init), or by a test. */
 static uint64_t clock_ns;    /* a clock read's own cost */
 static uint64_t omp_spin_ns; /* OpenMP's threads spin this long after a region */
 
@@ -106,13 +109,17 @@ static struct {
   _Atomic uint64_t timed[TT__WAYS], trials[TT__WAYS], switches;
 } stats;
 
-void tt__way_init(uint64_t omp_spin) {
+uint64_t tt__way_clock_cost(void) {
   uint64_t best = UINT64_MAX;
   for (int i = 0; i < 16; i++) {
     uint64_t a = tt__now_ns(), b = tt__now_ns();
     best = b - a < best ? b - a : best;
   }
-  clock_ns = best;
+  return best;
+}
+
+void tt__way_init(uint64_t clock, uint64_t omp_spin) {
+  clock_ns = clock;
   omp_spin_ns = omp_spin;
 }
 
@@ -156,14 +163,20 @@ static uint32_t stride(float est) {
   return k < 1 ? 0 : k > 255 ? 255 : (uint32_t)k;
 }
 
-/* Lending's optimistic cost beats cur's by an eighth (see the rule). */
+/* Whether lending could pay (see the rule): its optimistic cost -- the
+ * work over p plus the overhead lent regions showed, 0 before the first --
+ * beats cur's by an eighth, and when cur is the team, the team runs an
+ * eighth above its best (its work over p plus the lowest overhead it
+ * showed): a team that does well never wakes OpenMP's threads. */
 static bool lend_worth(const site *s, size_t p) {
-  float over = tls_table.lend_overhead > 0 ? tls_table.lend_overhead
-                                           : tls_table.team_floor;
-  if (s->work <= 0 || over <= 0)
+  if (s->work <= 0)
     return false;
-  float hope = s->work / (float)p + over;
-  return s->est[s->cur] > hope * 1.125f;
+  float share = s->work / (float)p;
+  float hope = share + tls_table.lend_overhead;
+  if (hope * 1.125f >= s->est[s->cur])
+    return false;
+  return s->cur != TT__WAY_TEAM ||
+         s->est[TT__WAY_TEAM] > (share + tls_table.team_floor) * 1.125f;
 }
 
 /* The way whose trial is due, or NONE. */
@@ -225,6 +238,8 @@ tt__way tt__way_choose(const void *key, size_t m, size_t p, tt__mode mode,
       s->trial = (uint8_t)x;
       s->trial_n = 0;
       s->trial_sum = 0;
+      s->settled_sum = 0;
+      s->settled_n = 0;
       tt_atomic_fetch_add_relaxed(&stats.trials[x], 1);
     }
   }
@@ -248,16 +263,19 @@ tt__way tt__way_choose(const void *key, size_t m, size_t p, tt__mode mode,
   return way;
 }
 
-/* Whether a trial of `x` has lasted long enough (see the rule). */
-static bool trial_over(const site *s, tt__way x, float cost, uint64_t end) {
+/* Whether the trial's region that just ended, its trial_n-th, came after
+ * the transient the current way left behind (see the rule): the first
+ * region of a trial pays it (a wake-up of the team's workers, or of
+ * OpenMP's), except the caller alone's, which has none; after lent regions
+ * the team's trial settles with the first region that started after
+ * OpenMP's threads stopped spinning. */
+static bool settled(const site *s, tt__way x, uint64_t start) {
   if (x == TT__WAY_SERIAL)
     return true;
   if (s->trial_n < 2)
     return false;
-  if (x == TT__WAY_TEAM && s->cur == TT__WAY_LEND && s->est[s->cur] > 0 &&
-      cost >= s->est[s->cur])
-    return end - tls_table.last_lend >= omp_spin_ns;
-  return true;
+  return x != TT__WAY_TEAM || s->cur != TT__WAY_LEND ||
+         start - tls_table.last_lend >= omp_spin_ns;
 }
 
 void tt__way_record(const tt__way_plan *plan, tt__way ran,
@@ -289,17 +307,21 @@ void tt__way_record(const tt__way_plan *plan, tt__way ran,
     s->since[x] = x == (int)ran ? 0 : s->since[x] + cost;
 
   if (s->trial == ran) {
-    if (s->trial_n++ == 0)
-      s->trial_first = cost;
+    s->trial_n++;
     s->trial_sum += cost;
-    if (!trial_over(s, ran, cost, c->end_ns))
+    bool done = settled(s, ran, c->end_ns - c->ns);
+    if (done) {
+      s->settled_sum += cost;
+      s->settled_n++;
+    } else if (s->trial_n > 1 && cost < s->est[s->cur]) {
+      done = true; /* already cheaper than cur, transient or not */
+      s->settled_sum = cost;
+      s->settled_n = 1;
+    }
+    if (!done)
       return;
     float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n;
-    /* The estimate: the trial's mean after its first region, which paid
-     * the transient (one region alone: that one). */
-    s->est[ran] = s->trial_n > 1 ? (s->trial_sum - s->trial_first) /
-                                       (float)(s->trial_n - 1)
-                                 : cost;
+    s->est[ran] = s->settled_sum / (float)s->settled_n;
     s->charge[ran] = extra > cost ? extra : cost;
     s->trial = NONE;
     pick_cur(s);

@@ -52,9 +52,11 @@ tt__way tt__way_choose(const void *key, size_t m, size_t p, tt__mode mode,
 void tt__way_record(const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *cost);
 
-/* Measures what the rule needs once per process (the clock's own cost) and
- * sets how long OpenMP's threads spin after a region (lend.c). */
-void tt__way_init(uint64_t omp_spin_ns);
+/* What the rule needs, set at the first team start: a clock read's own
+ * cost (tt__way_clock_cost measures it) and how long OpenMP's threads spin
+ * after a region (tt__lend_spin_ns). */
+uint64_t tt__way_clock_cost(void);
+void tt__way_init(uint64_t clock_ns, uint64_t omp_spin_ns);
 
 /* Tests: the calling thread's record of a site (NULL when not in its
  * table), its fields as way.c keeps them, and a reset of its table. */

@@ -143,19 +143,14 @@ check wrap-2w-3r-g4 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
 check wrap-2w-3r-g5 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=5
 check sentinel-wrap-2w-2r-static pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DGENMOD=4 -DMODES=1
 
-# Polite mode (launcher/team.c, "Sharing the CPUs"): the holder may leave
-# any worker out of a region (-DLEAVE_OUT: a nondeterministic choice per
-# worker), never out of a resync; a static region's chunk of a left-out
-# worker runs on the holder.
-check leave-2w-2r pass -DLEAVE_OUT -DNW=2 -DNH=1 -DNREG=2
-check leave-2w-2h pass -DLEAVE_OUT -DNW=2 -DNH=2 -DNREG=1
-check leave-3w-1r pass -DLEAVE_OUT -DNW=3 -DNH=1 -DNREG=1
-check leave-wrap-2w-3r-g4-static pass -DLEAVE_OUT -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4 -DMODES=1
-# flat regions (p 2, 3) that may leave workers out beside tree regions (p 4)
-check leave-tree-3w-1r-k2 pass -DLEAVE_OUT -DNW=3 -DNH=1 -DNREG=1 -DTREE_MIN=4 -DTREE_K=2
-check mutant-MUT_LEFT_OUT_COUNTED fail -DLEAVE_OUT -DMUT_LEFT_OUT_COUNTED -DNW=2 -DNH=1 -DNREG=2
-check mutant-MUT_LEFT_OUT_NOCHUNK fail -DLEAVE_OUT -DMUT_LEFT_OUT_NOCHUNK -DNW=2 -DNH=1 -DNREG=2
-check mutant-MUT_RESYNC_LEAVES_OUT fail -DLEAVE_OUT -DMUT_RESYNC_LEAVES_OUT -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4 -DMODES=1
+# The way (launcher/way.c): a host may also run its region on the caller
+# alone without taking the team, or lend it to OpenMP (take, publish
+# nothing, release), beside regions on the team.
+check ways-2w-3r pass -DWAYS -DNW=2 -DNH=1 -DNREG=3
+check ways-2w-2h pass -DWAYS -DNW=2 -DNH=2 -DNREG=1
+check ways-2w-2hw pass -DWAYS -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT
+check ways-sentinel-2w-2r-static pass -DWAYS -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DMODES=1
+check mutant-MUT_LEND_KEEPS_OWNER fail -DWAYS -DMUT_LEND_KEEPS_OWNER -DNW=2 -DNH=1 -DNREG=2
 
 # Mutations that must be caught.
 for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK \

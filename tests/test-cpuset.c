@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -666,6 +667,138 @@ Test(cpuset, cgroup_quota_caps_the_size) {
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
             "%s: child ended with status %d: %s",
             v1 ? "cgroup v1 quota" : "cgroup v2 quota", status, msg);
+}
+
+/* ---- the team follows a change while it runs (lifecycle.c, "Sizing") ---------------------- */
+
+static void count_nothing(void *ctx, size_t c) {
+  (void)ctx;
+  (void)c;
+}
+
+/* Seconds until tt_team_size() is `want` (launches run meanwhile, as a
+ * program's would), or -1 after 5 s.  The monitor looks every 0.5 s. */
+static double seconds_until_size(size_t want) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (;;) {
+    if (tt_team_size() == want)
+      break;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    if (b.tv_sec - a.tv_sec > 5)
+      return -1;
+    tt_foreach_chunk(count_nothing, NULL, 4, 2);
+    usleep(1000);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+/* The thread that started the team narrows its mask to one CPU (as
+ * `taskset -p` does to a process's first thread): the team shrinks to one,
+ * then grows back when the mask is given back. */
+Test(cpuset, team_follows_a_changed_mask, .timeout = 60) {
+  tt__cpuset cs = plain();
+  if (cs.size < 2 || strcmp(cs.size_from, "cpus"))
+    cr_skip_test("needs 2 CPUs and no quota (has %zu, %s)", cs.size, cs.size_from);
+  unsetenv("TEAMS_NUM_THREADS");
+  unsetenv("TEAMS_PIN");
+  cr_assert_eq(tt_team_shutdown(), 0);
+  cr_assert_eq(tt_team_size(), cs.size);
+  cpu_set_t all, one;
+  cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &all))
+    cpu++;
+  CPU_SET(cpu, &one);
+  cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+  double down = seconds_until_size(1);
+  cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
+  cr_assert(down >= 0, "the team kept %zu participants on one CPU", tt_team_size());
+  double up = seconds_until_size(cs.size);
+  cr_assert(up >= 0, "the team stayed at %zu after the mask came back", tt_team_size());
+  cr_log_info("followed the mask in %.2f s, back in %.2f s\n", down, up);
+}
+
+/* The cgroup's quota goes from none to half a CPU while the team runs: the
+ * team shrinks to one participant, and grows back when the quota goes. */
+static char quota_dir[1100];
+static bool quota_v1;
+
+static bool set_quota(const char *v2, const char *v1) {
+  char path[1300];
+  if (quota_v1) {
+    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", quota_dir);
+    if (!try_write(path, "100000"))
+      return false;
+    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", quota_dir);
+    return try_write(path, v1);
+  }
+  snprintf(path, sizeof path, "%s/cpu.max", quota_dir);
+  return try_write(path, v2);
+}
+
+static void changed_quota_child(void *arg) {
+  size_t n = *(size_t *)arg;
+  char path[1200], pid[32];
+  snprintf(path, sizeof path, "%s/cgroup.procs", quota_leaf);
+  snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+  if (!try_write(path, pid)) {
+    if (write(child_fd, strerror(errno), strlen(strerror(errno))) < 0)
+      _exit(2);
+    _exit(CANNOT_JOIN);
+  }
+  CHILD_CHECK(tt_team_size() == n, "the team has %zu, not %zu", tt_team_size(), n);
+  CHILD_CHECK(set_quota("50000 100000", "50000"), "cannot set the quota");
+  double down = seconds_until_size(1);
+  CHILD_CHECK(down >= 0, "a quota of 0.5 CPUs left the team at %zu", tt_team_size());
+  CHILD_CHECK(down < 2.0, "the team followed the quota after %.2f s", down);
+  CHILD_CHECK(set_quota("max 100000", "-1"), "cannot lift the quota");
+  double up = seconds_until_size(n);
+  CHILD_CHECK(up >= 0, "the lifted quota left the team at %zu", tt_team_size());
+  char msg[96];
+  int len = snprintf(msg, sizeof msg, "followed in %.2f s, back in %.2f s", down, up);
+  if (write(child_fd, msg, (size_t)len) < 0)
+    _exit(2);
+}
+
+Test(cpuset, team_follows_a_changed_quota, .timeout = 60) {
+  tt__cpuset cs = plain();
+  if (strcmp(cs.size_from, "cpus") || cs.ncpus < 2)
+    cr_skip_test("needs 2 CPUs and no quota (has %zu, %s)", cs.ncpus, cs.size_from);
+  unsetenv("TEAMS_NUM_THREADS");
+  unsetenv("TEAMS_PIN");
+  char parent[1024], why[600] = "", leaf[1200];
+  if (!quota_parent(parent, sizeof parent, &quota_v1, why, sizeof why))
+    cr_skip_test("cannot make a cgroup with a CPU quota here: %s", why);
+  snprintf(quota_dir, sizeof quota_dir, "%s/teams-test-%d", parent, (int)getpid());
+  snprintf(leaf, sizeof leaf, "%s/inner", quota_dir);
+  if (mkdir(quota_dir, 0755) != 0)
+    cr_skip_test("cannot make a cgroup in %s: %s", parent, strerror(errno));
+  if (!quota_v1) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", quota_dir);
+    try_write(path, "+cpu");
+  }
+  if (!set_quota("max 100000", "-1") || mkdir(leaf, 0755) != 0) {
+    int err = errno;
+    rmdir(leaf);
+    rmdir(quota_dir);
+    cr_skip_test("cannot use a cgroup in %s: %s", quota_dir, strerror(err));
+  }
+  quota_leaf = leaf;
+  char msg[401];
+  size_t n = cs.size;
+  int status = child_status(changed_quota_child, &n, msg, sizeof msg);
+  cr_expect_eq(rmdir(leaf), 0, "rmdir %s: %s", leaf, strerror(errno));
+  cr_expect_eq(rmdir(quota_dir), 0, "rmdir %s: %s", quota_dir, strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == CANNOT_JOIN)
+    cr_skip_test("cannot move a process into %s: %s", leaf, msg);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "%s: child ended with status %d: %s",
+            quota_v1 ? "cgroup v1 quota" : "cgroup v2 quota", status, msg);
+  cr_log_info("%s\n", msg);
 }
 
 /* ---- OpenMP-bound programs ----------------------------------------------------------------- */

@@ -1,0 +1,314 @@
+/* How a region runs (launcher/way.c, docs/protocol.md item 43): the
+ * calling thread's choice between the team's workers, OpenMP's threads and
+ * the caller alone, from what each way cost.
+ *
+ * Most tests drive the rule with synthetic costs in virtual time: a "world"
+ * says what a region costs on each way given the state the earlier regions
+ * left (workers asleep after regions on the caller alone; OpenMP's threads
+ * spinning for a while after a lent region), and the test runs the loop
+ * tt__way_choose -> the world -> tt__way_record as tt__team_run_site does,
+ * recording only the regions the plan times.  What is checked is what the
+ * rule promises: the cheapest way wins, trials of the others cost a bounded
+ * share, a changed condition is followed, the caller alone is never tried
+ * for a long region, lending is not tried while the team does well, and a
+ * lent state that only the lending itself sustains ends.  The last tests
+ * run the real team: cheap regions end up on the caller, and every chunk
+ * runs once whichever way each region took.  Not benchmarks: nothing is
+ * timed against a limit (the real-team tests rely on a 40x difference). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "team-internal.h"
+#include "teams/team.h"
+#include "way.h"
+
+#define US 1000.0
+#define CLOCK_NS 40 /* a clock read, as on the 2-core guests */
+
+/* ---- a synthetic world ------------------------------------------------------- */
+
+typedef struct world world;
+struct world {
+  uint64_t now;       /* virtual ns */
+  uint64_t last_team; /* when the team last ran a region (workers spin 100 us) */
+  uint64_t last_lend; /* when the last lent region ended */
+  double work;        /* a region's work, serial ns */
+  size_t p;
+  /* the region's cost on the team, for this world's state */
+  double (*team_cost)(const world *w);
+  double lend_cost;   /* 0: no OpenMP in the process */
+  unsigned ran[TT__WAYS];
+  double spent;       /* ns over all regions */
+};
+
+static double team_plain(const world *w) {
+  double wake = w->now - w->last_team > 100 * US ? 40 * US : 0;
+  return w->work / (double)w->p + 0.4 * US + wake;
+}
+
+static const char key; /* a site no real loop has */
+
+/* Runs n regions of the world's loop; returns the way the last one took. */
+static tt__way run(world *w, unsigned n) {
+  tt__way way = TT__WAY_TEAM;
+  for (unsigned i = 0; i < n; i++) {
+    tt__way_plan plan;
+    way = tt__way_choose(&key, w->p, w->p, TT__MODE_STATIC, TT__RUN_AUTO,
+                         w->lend_cost > 0, &plan);
+    double ns;
+    tt__way_cost c = {0, 0, 0, 1, 0};
+    if (way == TT__WAY_SERIAL) {
+      ns = w->work;
+    } else if (way == TT__WAY_LEND) {
+      ns = w->lend_cost;
+      c.threads = w->p;
+    } else {
+      ns = w->team_cost(w);
+      c.own_ns = (uint64_t)(w->work / (double)w->p);
+      c.own_chunks = 1;
+      c.threads = w->p;
+    }
+    w->now += (uint64_t)ns;
+    if (way == TT__WAY_TEAM)
+      w->last_team = w->now;
+    if (way == TT__WAY_LEND)
+      w->last_lend = w->now;
+    c.ns = (uint64_t)ns + CLOCK_NS;
+    c.end_ns = w->now;
+    if (plan.timed)
+      tt__way_record(&plan, way, &c);
+    w->ran[way]++;
+    w->spent += ns;
+  }
+  return way;
+}
+
+static tt__way_view peek(const world *w) {
+  tt__way_view v;
+  cr_assert(tt__way_peek(&key, w->p, w->p, TT__MODE_STATIC, &v), "no record");
+  return v;
+}
+
+static void fresh(uint64_t omp_spin_ns) {
+  tt__way_forget();
+  tt__way_init(CLOCK_NS, omp_spin_ns);
+}
+
+/* ---- the rule ------------------------------------------------------------------ */
+
+/* The team is cheaper (2 chunks of 2 us: 2.4 us against 4 on the caller):
+ * it stays the way, and the caller alone, whose estimate from the team's
+ * own share (4 us) is above it, is never even tried. */
+Test(way, the_team_when_it_is_cheapest) {
+  fresh(0);
+  world w = {.work = 4 * US, .p = 2, .team_cost = team_plain};
+  cr_assert_eq(run(&w, 20000), TT__WAY_TEAM);
+  tt__way_view v = peek(&w);
+  cr_assert_eq(v.cur, TT__WAY_TEAM);
+  cr_assert(v.work > 3.9 * US && v.work < 4.1 * US, "work %.3g", v.work);
+  cr_assert_eq(w.ran[TT__WAY_SERIAL], 0, "ran serially %u times",
+               w.ran[TT__WAY_SERIAL]);
+}
+
+/* Empty regions: the caller alone (10 ns) beats the team (0.4 us) at once,
+ * and the team's trials (each a wake-up, the workers sleep meanwhile) stay
+ * a small share of the time. */
+Test(way, the_caller_alone_for_cheap_regions) {
+  fresh(0);
+  world w = {.work = 10, .p = 2, .team_cost = team_plain};
+  run(&w, 100);
+  cr_assert_eq(peek(&w).cur, TT__WAY_SERIAL);
+  run(&w, 200000);
+  double best = 200100 * 10.0;
+  cr_assert(w.spent < best * 1.10, "spent %.3g ns, the caller alone %.3g",
+            w.spent, best);
+  cr_assert_gt(w.ran[TT__WAY_TEAM], 2, "the team was never tried again");
+}
+
+/* A long region (10 ms of work on 2): the caller alone, whose estimate (20
+ * ms) is above the team's, is never run. */
+Test(way, never_a_long_region_on_the_caller) {
+  fresh(0);
+  world w = {.work = 20000 * US, .p = 2, .team_cost = team_plain};
+  run(&w, 500);
+  cr_assert_eq(w.ran[TT__WAY_SERIAL], 0);
+  tt__way_view v = peek(&w);
+  cr_assert_eq(v.cur, TT__WAY_TEAM);
+  cr_assert(v.work > 19000 * US && v.work < 21000 * US, "work %.3g", v.work);
+}
+
+/* Load comes and goes: while another process holds the worker's CPU the
+ * team costs 20 us a region, then 2.4 again; the rule follows both ways
+ * within a few ms of virtual time. */
+static int loaded;
+static double team_loaded(const world *w) {
+  return loaded ? 20 * US : team_plain(w);
+}
+
+Test(way, follows_load_that_comes_and_goes) {
+  fresh(0);
+  world w = {.work = 4 * US, .p = 2, .team_cost = team_loaded};
+  loaded = 0;
+  run(&w, 5000);
+  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM);
+  loaded = 1;
+  uint64_t t0 = w.now;
+  while (peek(&w).cur != TT__WAY_SERIAL && w.now - t0 < 1000000000u)
+    run(&w, 1);
+  cr_assert_eq(peek(&w).cur, TT__WAY_SERIAL, "still on the loaded team");
+  cr_assert_lt(w.now - t0, 200000000u, "%.3g ms to leave the loaded team",
+               (double)(w.now - t0) / 1e6);
+  run(&w, 20000);
+  loaded = 0;
+  t0 = w.now;
+  while (peek(&w).cur != TT__WAY_TEAM && w.now - t0 < 10000000000u)
+    run(&w, 1);
+  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM, "never back on the team");
+  cr_assert_lt(w.now - t0, 1000000000u, "%.3g ms to come back to the team",
+               (double)(w.now - t0) / 1e6);
+}
+
+/* OpenMP's threads hold the CPUs (the team competes with them: 6 us):
+ * lending (3 us) wins over both the team and the caller alone (4 us). */
+static double team_contended(const world *w) {
+  (void)w;
+  return 6 * US;
+}
+
+Test(way, lends_when_openmp_holds_the_cpus) {
+  fresh(0);
+  world w = {.work = 4 * US, .p = 2, .team_cost = team_contended,
+             .lend_cost = 3 * US};
+  run(&w, 20000);
+  cr_assert_eq(peek(&w).cur, TT__WAY_LEND);
+  cr_assert_gt(w.ran[TT__WAY_LEND], 18000);
+}
+
+/* The team does well (2.4 us) and lending would cost 3: lending is never
+ * tried, so OpenMP's sleeping threads are never woken. */
+Test(way, no_lending_while_the_team_does_well) {
+  fresh(0);
+  world w = {.work = 4 * US, .p = 2, .team_cost = team_plain, .lend_cost = 3 * US};
+  run(&w, 50000);
+  cr_assert_eq(w.ran[TT__WAY_LEND], 0, "lent %u regions", w.ran[TT__WAY_LEND]);
+}
+
+/* The state that used to sustain itself: OpenMP's threads spin for 5 ms
+ * after a region and then compete with the team (6 us instead of 2.4), and
+ * only the lent regions keep them spinning.  Lending is cheapest at first,
+ * but a trial of the team outlasts the spin, finds the team cheaper and
+ * stays on it. */
+static double team_after_lending(const world *w) {
+  if (w->last_lend && w->now - w->last_lend < 5000 * US)
+    return 6 * US;
+  return team_plain(w);
+}
+
+Test(way, a_lent_state_that_only_lending_sustains_ends) {
+  fresh(5000 * US);
+  world w = {.work = 4 * US, .p = 2, .team_cost = team_after_lending,
+             .lend_cost = 3 * US, .last_lend = 1};
+  w.now = 2; /* OpenMP's threads spin at the start */
+  for (int i = 0; i < 500 && (i < 2 || peek(&w).cur != TT__WAY_LEND); i++)
+    run(&w, 1);
+  cr_assert_eq(peek(&w).cur, TT__WAY_LEND, "lending should win while they spin");
+  uint64_t t0 = w.now;
+  while (peek(&w).cur != TT__WAY_TEAM && w.now - t0 < 20000000000u)
+    run(&w, 1);
+  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM, "stayed lent");
+  unsigned lent = w.ran[TT__WAY_LEND];
+  run(&w, 100000);
+  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM);
+  cr_assert_lt(w.ran[TT__WAY_LEND] - lent, 10, "lent again %u times",
+               w.ran[TT__WAY_LEND] - lent);
+}
+
+/* TEAMS_RUN fixes the way and records nothing. */
+Test(way, a_fixed_way_records_nothing) {
+  fresh(0);
+  tt__way_plan plan;
+  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_TEAM, true, &plan),
+               TT__WAY_TEAM);
+  cr_assert_null(plan.site);
+  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_SERIAL, true, &plan),
+               TT__WAY_SERIAL);
+  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, true, &plan),
+               TT__WAY_LEND);
+  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, false, &plan),
+               TT__WAY_TEAM, "nothing to lend to: the team");
+  tt__way_view v;
+  cr_assert(!tt__way_peek(&key, 2, 2, TT__MODE_STATIC, &v));
+}
+
+/* Sites are told apart by function and shape: another shape of the same
+ * loop has a record of its own. */
+Test(way, shapes_have_records_of_their_own) {
+  fresh(0);
+  world a = {.work = 10, .p = 2, .team_cost = team_plain};
+  world b = {.work = 40000 * US, .p = 3, .team_cost = team_plain};
+  run(&a, 50);
+  run(&b, 50);
+  cr_assert_eq(peek(&a).cur, TT__WAY_SERIAL);
+  cr_assert_eq(peek(&b).cur, TT__WAY_TEAM);
+  cr_assert_eq(b.ran[TT__WAY_SERIAL], 0);
+}
+
+/* ---- the real team ---------------------------------------------------------------- */
+
+#define MAX_M 64
+typedef struct counts {
+  _Atomic unsigned runs[MAX_M];
+} counts;
+
+static void count(void *ctx, size_t c) {
+  atomic_fetch_add(&((counts *)ctx)->runs[c], 1);
+}
+
+static void team_of(size_t n) {
+  char s[16];
+  snprintf(s, sizeof s, "%zu", n);
+  setenv("TEAMS_NUM_THREADS", s, 1);
+  setenv("TEAMS_RUN", "auto", 1);
+  cr_assert_eq(tt_team_shutdown(), 0);
+  cr_assert_eq(tt_team_start(), 0);
+  tt__way_forget();
+}
+
+/* Empty regions on the real team end up on the caller alone (the team
+ * costs 0.3-0.5 us a region on the 2-core guests, the caller 10-20 ns), and
+ * every chunk of every region runs once whichever way it took. */
+Test(way, real_cheap_regions_run_on_the_caller) {
+  team_of(2);
+  counts x;
+  for (int i = 0; i < 5000; i++) {
+    memset(&x, 0, sizeof x);
+    cr_assert_eq(tt__team_run(count, &x, 2, 2, TT__MODE_STATIC, NULL), 0);
+    for (size_t c = 0; c < 2; c++)
+      cr_assert_eq(atomic_load(&x.runs[c]), 1, "region %d chunk %zu ran %u times",
+                   i, c, atomic_load(&x.runs[c]));
+  }
+  tt__way_view v;
+  cr_assert(tt__way_peek((const void *)count, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert_eq(v.cur, TT__WAY_SERIAL, "team %.0f ns, caller %.0f ns",
+               v.est[TT__WAY_TEAM], v.est[TT__WAY_SERIAL]);
+}
+
+/* First touch always runs on the team's workers, however cheap. */
+Test(way, first_touch_always_on_the_team) {
+  team_of(2);
+  for (int i = 0; i < 2000; i++) {
+    int parallel = 0;
+    counts x;
+    memset(&x, 0, sizeof x);
+    cr_assert_eq(tt__team_run(count, &x, 2, 2, TT__MODE_STATIC_ALL, &parallel), 0);
+    cr_assert_eq(parallel, 1, "region %d ran on the caller alone", i);
+  }
+  tt__way_view v;
+  cr_assert(!tt__way_peek((const void *)count, 2, 2, TT__MODE_STATIC, &v));
+}
