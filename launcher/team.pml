@@ -461,7 +461,7 @@ proctype Holder(byte me) {
   byte n, way; /* way.c's choice: WAY_TEAM, WAY_LEND, WAY_SERIAL */
   do
   :: n < NREG ->
-    atomic { /* a region (local choices), its way, then try_take */
+    atomic { /* a region (local choices), its way, then tt__try_take */
       if
       :: MODES & 1 -> mode = ST_STATIC
       :: MODES & 2 -> mode = ST_GREEDY
@@ -706,7 +706,7 @@ proctype Shutdown() {
 #ifdef SHUTDOWN_LAST
   done == NH; /* after the host threads' regions */
 #endif
-  atomic { owner == 0 -> owner = NH + 1 } /* take_waiting */
+  atomic { owner == 0 -> owner = NH + 1 } /* take_waiting_with(take_cas) */
   next_go(me, 0);
   stopping = 1;
   i = 1;
