@@ -16,7 +16,7 @@
  * updates GOMAXPROCS the same way, at most once a second from sysmon, and
  * keeps the cgroup files open for it; half of that, so that a change is
  * followed within the second).  A look is a few small reads, 20-60 us on
- * the 2-core guest (teams-info prints the last one's), a hundredth of a
+ * the 2-core guest (teams-info measures one), a hundredth of a
  * percent of a core at this rate.  The look never runs on a region's path:
  * when what it reads would size the team differently it sets team.resize,
  * and the next launch outside a chunk restarts the team (shutdown and
@@ -55,7 +55,6 @@ static struct {
   tt__cpuset cs;          /* what the start decided */
   int tid;                /* whose affinity mask sizes the team */
   bool watch_mask;        /* false for a pinned caller */
-  _Atomic uint64_t look_ns, looks;
 } mon;
 
 /* A look: would the team be sized differently now? */
@@ -78,11 +77,7 @@ static void *monitor_main(void *arg) {
     tt__futex_wait_ns(&mon.stop, 0, LOOK_NS);
     if (tt_atomic_load_acquire(&mon.stop))
       break;
-    uint64_t t0 = tt__now_ns();
-    bool changed = sizing_changed();
-    tt_atomic_store_relaxed(&mon.look_ns, tt__now_ns() - t0);
-    tt_atomic_fetch_add_relaxed(&mon.looks, 1);
-    if (changed)
+    if (sizing_changed())
       tt_atomic_store_relaxed(&tt__T.resize, 1);
   }
   return NULL;
@@ -97,10 +92,16 @@ static void monitor_stop(void) {
   mon.running = false;
 }
 
-uint64_t tt__monitor_look_ns(uint64_t *looks) {
-  if (looks)
-    *looks = tt_atomic_load_relaxed(&mon.looks);
-  return tt_atomic_load_relaxed(&mon.look_ns);
+uint64_t tt__monitor_look_once(void) {
+  pthread_mutex_lock(&lifecycle);
+  uint64_t ns = 0;
+  if (mon.running) {
+    uint64_t t0 = tt__now_ns();
+    (void)sizing_changed();
+    ns = tt__now_ns() - t0;
+  }
+  pthread_mutex_unlock(&lifecycle);
+  return ns;
 }
 
 /* ---- the pinned caller, fork ----------------------------------------------------- */
@@ -279,7 +280,7 @@ static int start_locked(int tid) {
             cs.cpus_from, T->requested, cs.size_from,
             mon.running ? ", looked at again every 0.5 s" : "");
     fprintf(stderr, "teams: settings:\n");
-    tt__settings_print(stderr, &set, false);
+    tt__settings_print(stderr, &set, false, "teams:   ");
   }
   return 0;
 }

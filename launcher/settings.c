@@ -144,7 +144,8 @@ static const char *default_text(const def *d, char *buf, size_t cap) {
   return buf;
 }
 
-void tt__settings_print(FILE *out, const tt__settings *s, bool markdown) {
+void tt__settings_print(FILE *out, const tt__settings *s, bool markdown,
+                        const char *prefix) {
   char dbuf[64], vbuf[64], range[96];
   if (markdown) {
     fprintf(out, "| variable | values | default | what |\n| --- | --- | --- | --- |\n");
@@ -172,7 +173,7 @@ void tt__settings_print(FILE *out, const tt__settings *s, bool markdown) {
       else
         snprintf(vbuf, sizeof vbuf, "%ld", s->value[i]), val = vbuf;
     }
-    fprintf(out, "teams:   %-32s %-12s %s\n", d->name, *val ? val : "-",
+    fprintf(out, "%s%-32s %-12s %s\n", prefix, d->name, *val ? val : "-",
             s && s->set[i] ? "(set)" : "(default)");
   }
 }

@@ -107,8 +107,8 @@ size_t tt__team_tree_min(void);
 /* CPU (PU os index) participant i is pinned to, or -1 when unpinned. */
 int tt__participant_cpu(size_t participant);
 
-/* The monitor's last look at the team's CPUs took this long (ns; 0 before
- * its first); *looks (may be NULL) gets how many it made (lifecycle.c). */
-uint64_t tt__monitor_look_ns(uint64_t *looks);
+/* One look now, as the monitor makes them, and its cost in ns; 0 when the
+ * team has no monitor (TEAMS_NUM_THREADS, or not running). */
+uint64_t tt__monitor_look_once(void);
 
 #endif

@@ -11,3 +11,10 @@ if(TT_SANITIZE STREQUAL "")
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/protocol-names.py
             ${PROJECT_SOURCE_DIR})
 endif()
+
+# settings-doc: the README's environment table is teams-info --settings.
+if(TARGET teams-info AND TT_SANITIZE STREQUAL "")
+  add_test(NAME settings-doc
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/settings-doc.sh $<TARGET_FILE:teams-info>
+            ${PROJECT_SOURCE_DIR}/README.md)
+endif()

@@ -10,6 +10,8 @@
  *              [--pin cores|numa]   "pack:2 [numa] l3:2 core:4 pu:1"
  *              [-n N]               participants (default: one per core)
  *   teams-info --xml FILE [...]     an hwloc XML export (with distances)
+ *   teams-info --settings           every TEAMS_* setting as a markdown table
+ *                                   (the README's environment table)
  *
  * Orders print by tier: llc[...] node[...] then one remote tier per distance
  * (d21[...], or remote[...] when the distances are unknown). */
@@ -126,7 +128,7 @@ static char *read_file(const char *path, size_t *len) {
 
 static int usage(void) {
   fprintf(stderr, "usage: teams-info [--synthetic DESC | --xml FILE] "
-                  "[--pin none|cores|numa] [-n N]\n");
+                  "[--pin none|cores|numa] [-n N] | --settings\n");
   return 2;
 }
 
@@ -210,6 +212,10 @@ int main(int argc, char **argv) {
   tt__pin pin = TT__PIN_CORES;
   int pin_given = 0;
   size_t n = 0;
+  if (argc == 2 && !strcmp(argv[1], "--settings")) {
+    tt__settings_print(stdout, NULL, true, "");
+    return 0;
+  }
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--synthetic") && i + 1 < argc)
       synthetic = argv[++i];
@@ -258,6 +264,16 @@ int main(int argc, char **argv) {
   }
   printf("team start: %.3f ms, of which topology %.3f ms\n", info.start_ms,
          tt__topology_last_ms());
+  uint64_t look = tt__monitor_look_once();
+  if (look)
+    printf("sizing: the monitor looks again every 0.5 s, a look takes %.1f us\n",
+           (double)look / 1e3);
+  else
+    printf("sizing: fixed (TEAMS_NUM_THREADS), no monitor\n");
+  tt__settings set;
+  tt__settings_read(&set);
+  printf("settings:\n");
+  tt__settings_print(stdout, &set, false, "  ");
   if (info.degraded)
     printf("degraded: %s\n", info.degraded);
   const tt__topo *s = tt__topology_current();

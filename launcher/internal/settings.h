@@ -32,8 +32,7 @@
 #define TT__SETTINGS(X)                                                        \
   X(NUM_THREADS, "TEAMS_NUM_THREADS", INT, 1, 4096, NULL, -1,                  \
     "participants (workers + caller); set, it also stops the resizing",       \
-    "the team's CPUs, capped by a cgroup CPU quota (docs/protocol.md, "        \
-    "sizing)")                                                                 \
+    "the team's CPUs, capped by a cgroup CPU quota (launcher/cpuset.h)")                                                                 \
   X(SPIN_US, "TEAMS_SPIN_US", INT, 0, 10000000, NULL, 100,                     \
     "idle spin before sleeping, us",                                           \
     "teams-bench wake sweep (launcher/idle.c)")                                \
@@ -95,8 +94,10 @@ TT_INTERNAL const char *tt__setting_text(tt__setting_id id);
 
 /* Prints the table: as markdown rows (| `NAME` | type and range | default
  * | meaning |, the README's environment table) when markdown is set, else
- * one line per setting with the value s holds (s may be NULL: defaults). */
-void tt__settings_print(FILE *out, const tt__settings *s, bool markdown);
+ * one line per setting, after prefix, with the value s holds (s may be
+ * NULL: defaults). */
+void tt__settings_print(FILE *out, const tt__settings *s, bool markdown,
+                        const char *prefix);
 
 /* Parses an integer setting's text: true, with *v, when text is a whole
  * decimal integer in [lo, hi] (surrounding spaces refused too). */
