@@ -18,6 +18,7 @@
  * --quick and --plot flags, and its output follows.  --plot FILE draws each
  * section into FILE-SECTION.svg with gnuplot (plot.c). */
 #include "bench.h"
+#include "driver.h"
 #include "table.h"
 
 #include <errno.h>
@@ -89,6 +90,7 @@ static const section_def sections[] = {
 static struct {
   int tsv, quick;
   const char *only;     /* --section */
+  const char *cells;    /* --cells: the conditions cells to run */
   const char *plot;     /* --plot FILE, or NULL */
   int plot_failed;
   const char *baseline; /* --baseline, NULL: the section's default */
@@ -112,7 +114,7 @@ static size_t system_order(const void *ctx, const char *system) {
 /* ---- running a child ------------------------------------------------------- */
 
 /* One line from a child: "sample" or "note" (bench.h). */
-static void take_line(const section_def *s, unsigned round, char *line) {
+static void take_line(const void *s, unsigned round, char *line) {
   char *f[7];
   size_t n = 0;
   for (char *p = line; n < 7;) {
@@ -131,29 +133,33 @@ static void take_line(const section_def *s, unsigned round, char *line) {
     bench_note("unexpected line from a child: %.200s", line);
 }
 
-static char **child_env(size_t team, const char *extra) {
-  static char team_teams[64], team_omp[64];
-  const char *set[3] = {team_teams, team_omp, extra};
-  snprintf(team_teams, sizeof team_teams, "TEAMS_NUM_THREADS=%zu", team);
-  snprintf(team_omp, sizeof team_omp, "OMP_NUM_THREADS=%zu", team);
+char **bench_child_env(const char *const *set, size_t nset) {
   size_t n = 0;
   while (environ[n])
     n++;
-  char **env = bench_xrealloc(NULL, (n + 4) * sizeof *env);
+  char **env = bench_xrealloc(NULL, (n + nset + 1) * sizeof *env);
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     int replaced = 0;
-    for (size_t j = 0; j < 3; j++)
+    for (size_t j = 0; j < nset; j++)
       if (set[j] && !strncmp(environ[i], set[j], strcspn(set[j], "=") + 1))
         replaced = 1;
     if (!replaced)
       env[k++] = environ[i];
   }
-  for (size_t j = 0; j < 3; j++)
-    if (set[j])
+  for (size_t j = 0; j < nset; j++)
+    if (set[j] && strchr(set[j], '=')[1]) /* "NAME=" only unsets */
       env[k++] = (char *)set[j];
   env[k] = NULL;
   return env;
+}
+
+static char **child_env(size_t team, const char *extra) {
+  static char team_teams[64], team_omp[64];
+  const char *set[3] = {team_teams, team_omp, extra};
+  snprintf(team_teams, sizeof team_teams, "TEAMS_NUM_THREADS=%zu", team);
+  snprintf(team_omp, sizeof team_omp, "OMP_NUM_THREADS=%zu", team);
+  return bench_child_env(set, 3);
 }
 
 /* Runs one round of section s for system sys; returns 0 when it completed. */
@@ -173,7 +179,16 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
   if (opt.quick)
     argv[a++] = "--quick";
   argv[a] = NULL;
+  char **env = child_env(team, sys->env);
+  char what[200];
+  snprintf(what, sizeof what, "%s: %s round %u", sys->name, s->name, round);
+  int rc = bench_run_program(s, round, what, argv, env, opt.quick ? 30 : 180);
+  free(env);
+  return rc;
+}
 
+int bench_run_program(const void *group, unsigned round, const char *what,
+                      char *const argv[], char **env, int timeout_s) {
   int fd[2];
   if (pipe(fd) != 0) {
     perror("teams-bench: pipe");
@@ -184,21 +199,19 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
   posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
   posix_spawn_file_actions_addclose(&fa, fd[0]);
   posix_spawn_file_actions_addclose(&fa, fd[1]);
-  char **env = child_env(team, sys->env);
   pid_t pid;
-  int rc = posix_spawn(&pid, path, &fa, NULL, argv, env);
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, env);
   posix_spawn_file_actions_destroy(&fa);
-  free(env);
   close(fd[1]);
   if (rc != 0) {
     close(fd[0]);
-    bench_note("%s: cannot run %s: %s", sys->name, path, strerror(rc));
+    bench_note("%s: cannot run %s: %s", what, argv[0], strerror(rc));
     return -1;
   }
 
   /* Read lines until EOF or the deadline: a child that hangs (a lost
    * wake-up, say) is killed and reported, and the run goes on. */
-  int64_t deadline = bench_now_ns() + (opt.quick ? 30 : 180) * (int64_t)1000000000;
+  int64_t deadline = bench_now_ns() + timeout_s * (int64_t)1000000000;
   char *buf = NULL;
   size_t len = 0, cap = 0;
   int timed_out = 0;
@@ -227,7 +240,7 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
     buf[len] = 0;
     while ((nl = strchr(start, '\n')) != NULL) {
       *nl = 0;
-      take_line(s, round, start);
+      take_line(group, round, start);
       start = nl + 1;
     }
     len -= (size_t)(start - buf);
@@ -239,16 +252,14 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
   if (timed_out) {
-    bench_note("%s: %s round %u timed out and was killed", sys->name, s->name, round);
+    bench_note("%s timed out and was killed", what);
     return -1;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     if (WIFSIGNALED(status))
-      bench_note("%s: %s round %u died of signal %d", sys->name, s->name, round,
-               WTERMSIG(status));
+      bench_note("%s died of signal %d", what, WTERMSIG(status));
     else
-      bench_note("%s: %s round %u exited with status %d", sys->name, s->name,
-               round, WEXITSTATUS(status));
+      bench_note("%s exited with status %d", what, WEXITSTATUS(status));
     return -1;
   }
   return 0;
@@ -362,10 +373,14 @@ static void usage(FILE *f) {
           "  --section    run one section:");
   for (size_t i = 0; i < NSECTIONS; i++)
     fprintf(f, " %s", sections[i].name);
+  fprintf(f, " conditions");
   fprintf(f, "\n               (other names go to teams-bench-cl)\n"
              "  --baseline   system the ratio column compares with (default: each\n"
              "               section's, libgomp); a schedule too, e.g. libgomp/guided\n"
-             "  --rounds     rounds per section (default 5-7, quick 3)\n"
+             "  --rounds     rounds per section (default 5-7, quick 3; conditions\n"
+             "               3, quick 2)\n"
+             "  --cells TEXT the conditions section's cells whose name has TEXT\n"
+             "               (e.g. \"libomp batch\", \"quota\"; default: all)\n"
              "  --threads    participants per region (default: the CPUs this process\n"
              "               may run on); the idle section uses max(P, 3)\n"
              "  --plot       also draw each section with gnuplot into\n"
@@ -414,6 +429,8 @@ int main(int argc, char **argv) {
       opt.quick = 1;
     else if (!strcmp(a, "--section") && v)
       opt.only = v, i++;
+    else if (!strcmp(a, "--cells") && v)
+      opt.cells = v, i++;
     else if (!strcmp(a, "--baseline") && v)
       opt.baseline = v, i++;
     else if (!strcmp(a, "--rounds") && v)
@@ -454,7 +471,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < NSECTIONS; i++)
       if (!strcmp(sections[i].name, opt.only))
         one = &sections[i];
-  if (opt.only && !one) { /* not ours: perhaps an OpenCL section */
+  int conditions = !opt.only ? !opt.quick : !strcmp(opt.only, "conditions");
+  if (opt.only && !one && !conditions) { /* not ours: perhaps an OpenCL section */
     int rc = run_cl();
     if (rc < 0) {
       fprintf(stderr, "teams-bench: no section %s\n", opt.only);
@@ -470,7 +488,7 @@ int main(int argc, char **argv) {
            opt.cpus, opt.quick ? ", quick" : "");
   for (size_t i = 0; i < NSECTIONS; i++) {
     const section_def *s = &sections[i];
-    if (one && one != s)
+    if ((one && one != s) || (opt.only && !one))
       continue;
     int64_t t0 = bench_now_ns();
     run_section(s);
@@ -479,8 +497,15 @@ int main(int argc, char **argv) {
     report(s, (double)(bench_now_ns() - t0) / 1e9);
     fflush(stdout);
   }
+  if (conditions) {
+    bench_conditions_opt co = {opt.dir, opt.cpus, opt.quick, opt.tsv, opt.rounds,
+                               opt.cells, opt.plot};
+    if (bench_conditions(&co) != 0)
+      opt.plot_failed = 1;
+    fflush(stdout);
+  }
   bench_print_notes(opt.tsv);
-  if (!one && run_cl() > 0)
+  if (!one && !(opt.only && conditions) && run_cl() > 0)
     return 1;
   return opt.plot_failed;
 }

@@ -1,0 +1,314 @@
+/* teams-bench-child-conditions-libgomp and -libomp: one cell of the
+ * "conditions" section, a child of teams-bench.
+ *
+ * A process that holds an OpenMP runtime and the team runs a pattern of
+ * regions, as a program that mixes them does, and prints the cost of one
+ * iteration of the pattern, in us (the team region and the OpenMP regions
+ * the pattern puts beside it):
+ *   solo     the team region back to back, in a process that used OpenMP
+ *            once (its threads asleep: the child waits out libomp's 200 ms
+ *            blocktime first);
+ *   batchB   B OpenMP regions then B team regions, repeated; per team
+ *            region (B OpenMP and B team regions over B);
+ *   pairs    an OpenMP region then a team region, repeated.
+ * A region is p chunks: empty, or ~2 us of work each (--kind work).  The
+ * "team region" is what TEAMS_BENCH_REGION says: tt_foreach_chunk (team,
+ * the default), the same loop written with OpenMP (openmp: `parallel for
+ * schedule(static)`), or an OpenCL kernel of p work-groups on the teams
+ * device, enqueue + clFinish (cl; built with BENCH_WITH_CL).  The parent
+ * sets TEAMS_RUN and TEAMS_NUM_THREADS for the fixed alternatives.
+ *
+ * Changes while the process runs (--change): the child itself narrows its
+ * first thread's affinity mask to one CPU (mask), or halves the CPU quota
+ * of the cgroup the parent put it in (quota: TEAMS_BENCH_QUOTA names the
+ * file and the two values), a third of the way into its samples, and gives
+ * the old value back two thirds in; where the team sizes itself (no
+ * TEAMS_NUM_THREADS) it also prints the seconds until tt_team_size()
+ * showed each change (9.99: not within the run).
+ *
+ *   child --cell solo|batchB|pairs --kind empty|work --team P --label SYS
+ *         --metric NAME [--change mask|quota] [--quick] [--round R] */
+#include "bench.h"
+
+#include <fcntl.h>
+#include <omp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "teams/team.h"
+
+#ifdef BENCH_WITH_CL
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#endif
+
+#ifndef BENCH_OMP_SYSTEM
+#error "build with -DBENCH_OMP_SYSTEM=libgomp or libomp"
+#endif
+
+/* Units of bench_row_body per chunk: ~2 us on the 2-core build machines. */
+#define CHUNK_UNITS 2000
+
+static volatile double sink[BENCH_MAX_P * 8];
+static uint32_t units;
+
+static void work(size_t c) {
+  if (units)
+    sink[(c % BENCH_MAX_P) * 8] += bench_row_body(units, (double)c);
+}
+
+static void team_chunk(void *ctx, size_t c) {
+  (void)ctx;
+  work(c);
+}
+
+static void omp_region(size_t p) {
+  const long n = (long)p;
+#pragma omp parallel for schedule(static) num_threads(p)
+  for (long c = 0; c < n; c++)
+    work((size_t)c);
+}
+
+enum { REGION_TEAM, REGION_OPENMP, REGION_CL };
+static int region = REGION_TEAM;
+
+#ifdef BENCH_WITH_CL
+static const char *cl_source =
+    "__kernel void work(__global double *sink, uint units) {\n"
+    "  size_t c = get_group_id(0);\n"
+    "  double acc = (double)c;\n"
+    "  for (uint k = 0; k < units; k++)\n"
+    "    acc = acc * 0.999999 + 1e-7;\n"
+    "  sink[c * 8] += acc;\n"
+    "}\n";
+static struct {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_mem sink;
+} cl;
+
+static const char *cl_open(size_t p) {
+  setenv("OCL_ICD_VENDORS", TT_POCL_VENDORS, 1);
+  setenv("POCL_DEVICES", "teams", 1);
+  setenv("POCL_CACHE_DIR", TT_BENCH_CACHE, 0);
+  cl_platform_id pl;
+  cl_device_id dev;
+  cl_int err;
+  if (clGetPlatformIDs(1, &pl, NULL) != CL_SUCCESS ||
+      clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
+    return "no teams device";
+  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  if (err != CL_SUCCESS)
+    return "clCreateContext failed";
+  cl.q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &cl_source, NULL, &err);
+  if (err != CL_SUCCESS || clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS)
+    return "clBuildProgram failed";
+  cl.k = clCreateKernel(prog, "work", &err);
+  cl.sink = clCreateBuffer(ctx, CL_MEM_READ_WRITE, p * 8 * sizeof(double), NULL, &err);
+  if (err != CL_SUCCESS)
+    return "clCreateBuffer failed";
+  cl_uint u = units;
+  clSetKernelArg(cl.k, 0, sizeof cl.sink, &cl.sink);
+  clSetKernelArg(cl.k, 1, sizeof u, &u);
+  return NULL;
+}
+#endif
+
+static void team_region(size_t p) {
+  switch (region) {
+  case REGION_OPENMP:
+    omp_region(p);
+    return;
+#ifdef BENCH_WITH_CL
+  case REGION_CL: {
+    size_t global = p, local = 1;
+    clEnqueueNDRangeKernel(cl.q, cl.k, 1, NULL, &global, &local, 0, NULL, NULL);
+    clFinish(cl.q);
+    return;
+  }
+#endif
+  default:
+    tt_foreach_chunk(team_chunk, NULL, p, p);
+  }
+}
+
+/* One iteration of the pattern... reps of them; returns us per iteration. */
+static double pattern_us(const char *cell, size_t p, unsigned reps) {
+  int64_t t0 = bench_now_ns();
+  if (!strncmp(cell, "batch", 5)) {
+    unsigned b = (unsigned)strtoul(cell + 5, NULL, 10);
+    unsigned batches = reps / b ? reps / b : 1;
+    for (unsigned k = 0; k < batches; k++) {
+      for (unsigned i = 0; i < b; i++)
+        omp_region(p);
+      for (unsigned i = 0; i < b; i++)
+        team_region(p);
+    }
+    return (double)(bench_now_ns() - t0) / 1e3 / ((double)batches * b);
+  }
+  int pairs = !strcmp(cell, "pairs");
+  for (unsigned i = 0; i < reps; i++) {
+    if (pairs)
+      omp_region(p);
+    team_region(p);
+  }
+  return (double)(bench_now_ns() - t0) / 1e3 / reps;
+}
+
+/* ---- changes while running ----------------------------------------------------- */
+
+static int write_text(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY);
+  if (fd < 0)
+    return -1;
+  ssize_t n = write(fd, text, strlen(text));
+  close(fd);
+  return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static cpu_set_t mask_all;
+static char quota_file[1024], quota_low[64], quota_high[64];
+
+/* Narrow (1) or restore (0); returns what the team's size should become. */
+static size_t change(const char *what, int narrow, size_t p) {
+  if (!strcmp(what, "mask")) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    int c = 0;
+    while (!CPU_ISSET(c, &mask_all))
+      c++;
+    CPU_SET(c, &one);
+    sched_setaffinity(0, sizeof(cpu_set_t), narrow ? &one : &mask_all);
+    return narrow ? 1 : p;
+  }
+  write_text(quota_file, narrow ? quota_low : quota_high);
+  return narrow ? (p + 1) / 2 : p;
+}
+
+int main(int argc, char **argv) {
+  const char *label = "conditions", *metric = "cell", *cell = NULL, *kind = "empty",
+             *chg = NULL;
+  size_t p = 0;
+  int quick = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--quick"))
+      quick = 1;
+    else if (!strcmp(a, "--label") && v)
+      label = argv[++i];
+    else if (!strcmp(a, "--metric") && v)
+      metric = argv[++i];
+    else if (!strcmp(a, "--cell") && v)
+      cell = argv[++i];
+    else if (!strcmp(a, "--kind") && v)
+      kind = argv[++i];
+    else if (!strcmp(a, "--change") && v)
+      chg = argv[++i];
+    else if (!strcmp(a, "--team") && v)
+      p = (size_t)strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--round") && v)
+      ++i;
+    else {
+      fprintf(stderr, "usage: %s --cell solo|batchB|pairs --kind empty|work "
+                      "--team P --label SYS --metric NAME [--change mask|quota] "
+                      "[--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!cell || p < 2 || p > BENCH_MAX_P) {
+    fprintf(stderr, "%s: want --cell and --team 2..%d\n", argv[0], BENCH_MAX_P);
+    return 2;
+  }
+  /* A quota cell: into the parent's cgroup first, before OpenMP or the
+   * team read the CPUs. */
+  const char *cg = getenv("TEAMS_BENCH_CGROUP");
+  if (cg && *cg) {
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (write_text(cg, pid) != 0) {
+      printf("note\t%s: %s left out: cannot join %s\n", label, metric, cg);
+      return 0;
+    }
+  }
+  units = !strcmp(kind, "work") ? CHUNK_UNITS : 0;
+  const char *r = getenv("TEAMS_BENCH_REGION");
+  if (r && !strcmp(r, "openmp"))
+    region = REGION_OPENMP;
+  else if (r && !strcmp(r, "cl")) {
+#ifdef BENCH_WITH_CL
+    const char *why = cl_open(p);
+    if (why) {
+      printf("note\t%s: %s left out: %s\n", label, metric, why);
+      return 0;
+    }
+    region = REGION_CL;
+#else
+    printf("note\t%s: %s left out: built without OpenCL\n", label, metric);
+    return 0;
+#endif
+  }
+  if (chg && !strcmp(chg, "quota")) {
+    const char *q = getenv("TEAMS_BENCH_QUOTA"); /* FILE:LOW:HIGH */
+    if (!q || sscanf(q, "%1023[^:]:%63[^:]:%63s", quota_file, quota_low, quota_high) != 3) {
+      printf("note\t%s: %s left out: no cgroup quota to change\n", label, metric);
+      return 0;
+    }
+    for (char *s = quota_low; *s; s++)
+      if (*s == '_')
+        *s = ' '; /* v2's "50000_100000" */
+    for (char *s = quota_high; *s; s++)
+      if (*s == '_')
+        *s = ' ';
+  }
+  sched_getaffinity(0, sizeof mask_all, &mask_all);
+
+  /* The process has used OpenMP (and the team, or the device) once. */
+  omp_region(p);
+  team_region(p);
+  if (!strcmp(cell, "solo")) {
+    struct timespec nap = {0, 250000000}; /* OpenMP's threads go to sleep */
+    nanosleep(&nap, NULL);
+  }
+  /* reps: about 20 ms of the pattern per sample */
+  double one = pattern_us(cell, p, !strncmp(cell, "batch", 5) ? 20 : 50);
+  unsigned reps = (unsigned)(20000.0 / (one > 0.01 ? one : 0.01));
+  if (!strncmp(cell, "batch", 5)) {
+    unsigned b = (unsigned)strtoul(cell + 5, NULL, 10);
+    reps = reps < b ? b : reps; /* whole batches */
+  }
+  if (reps < 10)
+    reps = 10;
+  unsigned samples = quick ? 5 : 9;
+  if (chg)
+    samples = quick ? 12 : 18;
+  /* follow[0]: seconds until the team shrank, [1]: grew back (-1: not yet) */
+  double follow[2] = {-1, -1};
+  size_t want = 0;
+  int64_t changed_at = 0;
+  int which = -1, sized = region != REGION_OPENMP && !getenv("TEAMS_NUM_THREADS");
+  for (unsigned s = 0; s < samples; s++) {
+    if (chg && (s == samples / 3 || s == 2 * samples / 3)) {
+      which = s == samples / 3 ? 0 : 1;
+      want = change(chg, which == 0, p);
+      changed_at = bench_now_ns();
+    }
+    double us = pattern_us(cell, p, reps);
+    if (sized && which >= 0 && follow[which] < 0 && tt_team_size() == want)
+      follow[which] = (double)(bench_now_ns() - changed_at) / 1e9;
+    printf("sample\t%s\t%s\tus\t-\t%.6g\n", label, metric, us);
+  }
+  if (chg && sized) {
+    /* the last change's follow time, looked for until two seconds passed */
+    while (follow[1] < 0 && bench_now_ns() - changed_at < 2000000000) {
+      pattern_us(cell, p, 10);
+      if (tt_team_size() == want)
+        follow[1] = (double)(bench_now_ns() - changed_at) / 1e9;
+    }
+    for (int k = 0; k < 2; k++)
+      printf("sample\t%s\t%s %s\ts\t-\t%.4g\n", label, metric,
+             k ? "grew back after" : "shrank after", follow[k] < 0 ? 9.99 : follow[k]);
+  }
+  return 0;
+}
