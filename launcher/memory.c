@@ -102,8 +102,9 @@ static int touch(void *base, size_t n, size_t elem, size_t grain, size_t p,
     return rc;
   if (team > 1)
     t.deal = tt__range_deal(t.p, &t.owner);
-  /* Every participant touches its own block, polite or not: the pages stay
-   * where they land (team.c, TT__MODE_STATIC_ALL). */
+  /* Every participant touches its own block, on the team's workers whatever
+   * the way's choice (way.c): the pages stay where they land
+   * (TT__MODE_STATIC_ALL). */
   return tt__team_run(touch_chunk, &t, t.p, t.p, TT__MODE_STATIC_ALL, NULL);
 }
 

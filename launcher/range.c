@@ -75,7 +75,7 @@ typedef void (*range_fn)(void *, size_t, size_t);
 static _Thread_local tt_steal_stats tls_last;
 
 typedef struct auto_entry {
-  range_fn f;
+  const void *site;
   size_t n;
   int steal;
 } auto_entry;
@@ -237,8 +237,8 @@ static void steal_each(void *ctx, size_t i) {
   tt__steal_participant(ctx, i);
 }
 
-static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
-                     size_t units, size_t p, const uint32_t *deal) {
+static int run_steal(const void *site, range_fn f, void *ctx, size_t n,
+                     size_t unit, size_t units, size_t p, const uint32_t *deal) {
   /* The caller's TT__SCRATCH_STEAL buffer: a thread holds one steal region
    * at a time (a range started from inside a chunk runs serially, above), and
    * the chunks' local memory is TT__SCRATCH_LOCAL, another buffer. */
@@ -246,7 +246,7 @@ static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
   if (!slots) { /* no memory for the slots: static needs none */
     plain_range pr = {f, ctx, n, unit, units, p, deal}; /* whole grains */
     return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                             (const void *)f, NULL);
+                             site, n, NULL);
   }
   tt__steal_region r;
   tt__steal_region_init(&r, slots, f, ctx, n, unit, units, p);
@@ -258,8 +258,7 @@ static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
    * team sits on participant 0's PU; any other caller scans cyclically. */
   r.caller_unplaced =
       !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
-  tt__team_run_site(steal_each, &r, p, p, TT__MODE_EACH, (const void *)f,
-                    NULL);
+  tt__team_run_site(steal_each, &r, p, p, TT__MODE_EACH, site, n, NULL);
   tt__steal_region_stats(&r, &tls_last);
   return 0;
 }
@@ -268,6 +267,11 @@ static int run_steal(range_fn f, void *ctx, size_t n, size_t unit,
 
 int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
                      size_t n, size_t grain, size_t p, tt_schedule schedule) {
+  return tt__foreach_range_site((const void *)f, f, ctx, n, grain, p, schedule);
+}
+
+int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
+                           size_t grain, size_t p, tt_schedule schedule) {
   if (!f || p == 0 || (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
     return TT_EINVAL;
   if (grain == 0)
@@ -294,14 +298,14 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
   switch (schedule) {
   case TT_SCHED_STATIC:
     return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                             (const void *)f, NULL);
+                             site, n, NULL);
   case TT_SCHED_GREEDY:
     return tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
-                             (const void *)f, NULL);
+                             site, n, NULL);
   case TT_SCHED_STEAL: {
     size_t unit, units;
     tt__steal_units(n, grain, TT__STEAL_MAX_UNITS, &unit, &units);
-    return run_steal(f, ctx, n, unit, units, p, pr.deal);
+    return run_steal(site, f, ctx, n, unit, units, p, pr.deal);
   }
   case TT_SCHED_AUTO:
   default:
@@ -310,22 +314,22 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
 
   if (grains < (size_t)AUTO_MIN_GRAINS * p)
     return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                             (const void *)f, NULL);
-  uintptr_t h = ((uintptr_t)f >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
+                             site, n, NULL);
+  uintptr_t h = ((uintptr_t)site >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
   auto_entry *e = &tls_auto[h % AUTO_MEMO];
-  int steal = e->f == f && e->n == n ? e->steal : 1; /* unknown: steal */
+  int steal = e->site == site && e->n == n ? e->steal : 1; /* unknown: steal */
   uint64_t t0 = tt__now_ns();
   int rc;
   if (steal) {
     size_t unit, units;
     tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, &unit, &units);
-    rc = run_steal(f, ctx, n, unit, units, p, pr.deal);
+    rc = run_steal(site, f, ctx, n, unit, units, p, pr.deal);
   } else {
     rc = tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                           (const void *)f, NULL);
+                           site, n, NULL);
   }
   uint64_t dt = tt__now_ns() - t0;
-  e->f = f;
+  e->site = site;
   e->n = n;
   e->steal = steal ? dt >= AUTO_SHORT_NS : dt >= AUTO_LONG_NS;
   return rc;
@@ -338,28 +342,25 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
  * sub-teams, and a static region is the one kind that names the participant
  * of every chunk.  Chunks below `first` return at once; a member's chunk
  * (c in [first, first + count)) works only when it runs on participant c of
- * a parallel region.  Two other cases return without touching the range:
- *   - the region is serial (the busy rule: another thread holds the team,
- *     or it is shutting down): every chunk runs on the caller, which is no
- *     member unless first == 0; the chunk says so in `serial`, which only
- *     the caller writes (a serial region runs on it alone);
- *   - the chunk runs on another participant: the holder runs a static
- *     chunk of a worker it left out of the region (team.c, polite workers)
- *     after its own.
- * So a region may leave work undone, and the caller runs more rounds:
+ * a parallel region.  The regions always run on the team's workers
+ * (TT__MODE_STATIC_ALL: the way's choice never takes them elsewhere), but
+ * one may still be serial (the busy rule: another thread holds the team,
+ * or it is shutting down): every chunk runs on the caller, which is no
+ * member unless first == 0, and the chunk says so in `serial`, which only
+ * the caller writes (a serial region runs on it alone).  Then a chunk
+ * returns without touching the range, and the caller runs more rounds:
  *   static  round 0: member k runs its block k of whole grains and marks it
  *           done; later rounds: the blocks not done, from a shared counter
- *           over their list, on whichever members run (a left-out member's
- *           block moves to another member of the run, never outside it);
+ *           over their list, on whichever members run (a block moves to
+ *           another member of the run, never outside it);
  *   other   grains from one shared counter among the members (the steal
  *           schedule's victim orders and its rescue by participant 0 assume
  *           a region over participants 0..p-1 held by one of them, which a
  *           sub-team need not contain); a grain taken is run whole by its
  *           taker, so a later round goes on from the counter.
- * A round that ran nothing (the team held, or every member left out) is
- * followed by a pause (yields, then sleeps of 1 us doubling to 1 ms), since
- * what stopped it lasts until another thread's region ends or a polite
- * period (at most 64 ms) runs out.  Without `wait`, a first round that ran
+ * A round that ran nothing (the team held) is followed by a pause (yields,
+ * then sleeps of 1 us doubling to 1 ms), since what stopped it lasts until
+ * another thread's region ends.  Without `wait`, a first round that ran
  * nothing returns TT_EBUSY instead; once anything ran, the call finishes.
  * `next` and the done bits are written by members in a region and read by
  * the caller after it (the region's end orders them). */

@@ -35,12 +35,14 @@ typedef enum tt__mode {
  * the team cannot be used or when that is cheapest; *parallel tells which
  * happened (may be NULL: 1 on the team's workers or OpenMP's threads).  In
  * TT__MODE_EACH a serial run calls f(ctx, 0) only.  p must already be >= 1,
- * f non-NULL.  site identifies the loop for the way's record (way.c): the
- * user's function where f is a runner shared by many loops (NULL: f). */
+ * f non-NULL.  site and size identify the loop for the way's record
+ * (way.c): the user's function where f is a runner shared by many loops
+ * (NULL: f), and the loop's length (tt__team_run: m). */
 int tt__team_run(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
                  size_t p, tt__mode mode, int *parallel);
 int tt__team_run_site(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
-                      size_t p, tt__mode mode, const void *site, int *parallel);
+                      size_t p, tt__mode mode, const void *site, size_t size,
+                      int *parallel);
 
 /* Inside an OpenMP parallel region (omp_in_parallel, when the program has
  * an OpenMP runtime; lend.c). */

@@ -32,11 +32,12 @@ static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
 
 int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
                  tt__mode mode, int *parallel) {
-  return tt__team_run_site(f, ctx, m, p, mode, NULL, parallel);
+  return tt__team_run_site(f, ctx, m, p, mode, NULL, m, parallel);
 }
 
 int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
-                      tt__mode mode, const void *site, int *parallel) {
+                      tt__mode mode, const void *site, size_t size,
+                      int *parallel) {
   if (parallel)
     *parallel = 0;
   bool all = mode == TT__MODE_STATIC_ALL;
@@ -66,7 +67,7 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   tt__way way = TT__WAY_TEAM;
   bool can_lend = !all && tt__lend_possible(p);
   if (!all)
-    way = tt__way_choose(site ? site : (const void *)f, m, p, mode,
+    way = tt__way_choose(site ? site : (const void *)f, size, m, p, mode,
                          (tt__run)tt__T.run, can_lend, &plan);
   tt__way_cost cost = {0, 0, 0, 1, 0};
   uint64_t t0 = plan.timed ? tt__now_ns() : 0;

@@ -9,7 +9,9 @@
  * the way that cost least when it last looked, and looks again.
  *
  * Per launching thread, a small table keeps a record per site: a loop, by
- * its function and its shape (m, p, mode).  A record holds each way's
+ * its function (for a range or a kernel, the user's: the launcher's and the
+ * driver's own runners are shared by all), its length, and the shape of its
+ * region (m, p, mode).  A record holds each way's
  * recent cost per region (est), and
  *   - the cheapest known way (cur) runs; its estimate is a mean over the
  *     last HORIZON_NS (100 ms) of its regions: each timed region moves it
@@ -76,6 +78,7 @@
 
 typedef struct site {
   const void *key;
+  size_t size;         /* with key, the loop: its length (range, m) */
   size_t m;
   uint32_t shape;      /* p << 2 | mode */
   uint8_t cur;         /* the way regions run now */
@@ -127,17 +130,23 @@ static uint32_t shape_of(size_t p, tt__mode mode) {
   return (uint32_t)(p << 2) | (uint32_t)mode;
 }
 
-static site *slot_of(const void *key, size_t m, uint32_t shape) {
-  uint64_t h = ((uint64_t)(uintptr_t)key >> 4) ^ (uint64_t)m * 0x9e3779b97f4a7c15u ^
-               (uint64_t)shape * 0xc2b2ae3d27d4eb4fu;
+static site *slot_of(const void *key, size_t size, size_t m, uint32_t shape) {
+  uint64_t h = ((uint64_t)(uintptr_t)key >> 4) ^ (uint64_t)size * 0x9e3779b97f4a7c15u ^
+               (uint64_t)m * 0xff51afd7ed558ccdu ^ (uint64_t)shape * 0xc2b2ae3d27d4eb4fu;
   return &tls_table.sites[(h ^ (h >> 29)) % SITES];
 }
 
-static site *lookup(const void *key, size_t m, uint32_t shape) {
-  site *s = slot_of(key, m, shape);
-  if (s->key != key || s->m != m || s->shape != shape) {
+static bool same(const site *s, const void *key, size_t size, size_t m,
+                 uint32_t shape) {
+  return s->key == key && s->size == size && s->m == m && s->shape == shape;
+}
+
+static site *lookup(const void *key, size_t size, size_t m, uint32_t shape) {
+  site *s = slot_of(key, size, m, shape);
+  if (!same(s, key, size, m, shape)) {
     memset(s, 0, sizeof *s);
     s->key = key;
+    s->size = size;
     s->m = m;
     s->shape = shape;
     s->cur = TT__WAY_TEAM;
@@ -213,8 +222,9 @@ static void pick_cur(site *s) {
   }
 }
 
-tt__way tt__way_choose(const void *key, size_t m, size_t p, tt__mode mode,
-                       tt__run run, bool can_lend, tt__way_plan *plan) {
+tt__way tt__way_choose(const void *key, size_t size, size_t m, size_t p,
+                       tt__mode mode, tt__run run, bool can_lend,
+                       tt__way_plan *plan) {
   plan->site = NULL;
   plan->timed = false;
   switch (run) {
@@ -228,7 +238,7 @@ tt__way tt__way_choose(const void *key, size_t m, size_t p, tt__mode mode,
   default:
     break;
   }
-  site *s = lookup(key, m, shape_of(p, mode));
+  site *s = lookup(key, size, m, shape_of(p, mode));
   plan->site = s;
   if (s->trial == TT__WAY_LEND && !can_lend)
     s->trial = NONE;
@@ -336,11 +346,11 @@ void tt__way_record(const tt__way_plan *plan, tt__way ran,
     pick_cur(s);
 }
 
-bool tt__way_peek(const void *key, size_t m, size_t p, tt__mode mode,
-                  tt__way_view *out) {
+bool tt__way_peek(const void *key, size_t size, size_t m, size_t p,
+                  tt__mode mode, tt__way_view *out) {
   uint32_t shape = shape_of(p, mode);
-  const site *s = slot_of(key, m, shape);
-  if (s->key != key || s->m != m || s->shape != shape)
+  const site *s = slot_of(key, size, m, shape);
+  if (!same(s, key, size, m, shape))
     return false;
   out->cur = (tt__way)s->cur;
   out->trial = (tt__way)s->trial;

@@ -39,13 +39,14 @@ typedef struct tt__way_cost {
   uint64_t end_ns;     /* tt__now_ns() at the end */
 } tt__way_cost;
 
-/* The way the next region of this site runs: key is what identifies the
- * loop (the user's function; launches through one function pass their
- * kernel), m, p and mode its shape.  run is TEAMS_RUN; can_lend whether
+/* The way the next region of this site runs: key and size identify the
+ * loop (the user's function, or a kernel's, and the length of its range),
+ * m, p and mode its region's shape.  run is TEAMS_RUN; can_lend whether
  * lend.c could run this region now (tt__lend_possible).  Fills *plan.
  * Per calling thread, no lock: the table is the thread's own. */
-tt__way tt__way_choose(const void *key, size_t m, size_t p, tt__mode mode,
-                       tt__run run, bool can_lend, tt__way_plan *plan);
+tt__way tt__way_choose(const void *key, size_t size, size_t m, size_t p,
+                       tt__mode mode, tt__run run, bool can_lend,
+                       tt__way_plan *plan);
 
 /* Records what a timed region cost; `ran` is the way it ran (which may
  * differ from the choice: the team was busy, or could not lend). */
@@ -65,8 +66,8 @@ typedef struct tt__way_view {
   double est[TT__WAYS];   /* ns per region, 0: unknown */
   double work;            /* the serial estimate from the team's runs */
 } tt__way_view;
-bool tt__way_peek(const void *key, size_t m, size_t p, tt__mode mode,
-                  tt__way_view *out);
+bool tt__way_peek(const void *key, size_t size, size_t m, size_t p,
+                  tt__mode mode, tt__way_view *out);
 void tt__way_forget(void);
 
 /* What the rule did in this process (TEAMS_DEBUG's report at exit). */

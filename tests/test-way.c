@@ -59,7 +59,7 @@ static tt__way run(world *w, unsigned n) {
   tt__way way = TT__WAY_TEAM;
   for (unsigned i = 0; i < n; i++) {
     tt__way_plan plan;
-    way = tt__way_choose(&key, w->p, w->p, TT__MODE_STATIC, TT__RUN_AUTO,
+    way = tt__way_choose(&key, w->p, w->p, w->p, TT__MODE_STATIC, TT__RUN_AUTO,
                          w->lend_cost > 0, &plan);
     double ns;
     tt__way_cost c = {0, 0, 0, 1, 0};
@@ -91,7 +91,7 @@ static tt__way run(world *w, unsigned n) {
 
 static tt__way_view peek(const world *w) {
   tt__way_view v;
-  cr_assert(tt__way_peek(&key, w->p, w->p, TT__MODE_STATIC, &v), "no record");
+  cr_assert(tt__way_peek(&key, w->p, w->p, w->p, TT__MODE_STATIC, &v), "no record");
   return v;
 }
 
@@ -233,17 +233,17 @@ Test(way, a_lent_state_that_only_lending_sustains_ends) {
 Test(way, a_fixed_way_records_nothing) {
   fresh(0);
   tt__way_plan plan;
-  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_TEAM, true, &plan),
+  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_TEAM, true, &plan),
                TT__WAY_TEAM);
   cr_assert_null(plan.site);
-  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_SERIAL, true, &plan),
+  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_SERIAL, true, &plan),
                TT__WAY_SERIAL);
-  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, true, &plan),
+  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, true, &plan),
                TT__WAY_LEND);
-  cr_assert_eq(tt__way_choose(&key, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, false, &plan),
+  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, false, &plan),
                TT__WAY_TEAM, "nothing to lend to: the team");
   tt__way_view v;
-  cr_assert(!tt__way_peek(&key, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert(!tt__way_peek(&key, 2, 2, 2, TT__MODE_STATIC, &v));
 }
 
 /* Sites are told apart by function and shape: another shape of the same
@@ -294,7 +294,7 @@ Test(way, real_cheap_regions_run_on_the_caller) {
                    i, c, atomic_load(&x.runs[c]));
   }
   tt__way_view v;
-  cr_assert(tt__way_peek((const void *)count, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert(tt__way_peek((const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
   cr_assert_eq(v.cur, TT__WAY_SERIAL, "team %.0f ns, caller %.0f ns",
                v.est[TT__WAY_TEAM], v.est[TT__WAY_SERIAL]);
 }
@@ -310,5 +310,5 @@ Test(way, first_touch_always_on_the_team) {
     cr_assert_eq(parallel, 1, "region %d ran on the caller alone", i);
   }
   tt__way_view v;
-  cr_assert(!tt__way_peek((const void *)count, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert(!tt__way_peek((const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
 }

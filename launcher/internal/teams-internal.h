@@ -87,13 +87,12 @@ TT_INTERNAL int tt__team_domains(size_t n, const char *synthetic, int *ids);
 /* tt_foreach_range on participants [first, first + count) of the team only
  * (launcher/range.c): a sub-team.  No other participant runs any of f, and
  * the caller runs some only when first == 0.  TT_SCHED_STATIC: participant
- * first + k runs block k of whole grains, or, where it could not take part
- * (left out of the region: team.c's polite workers), another member runs
- * that block; every other schedule: grains from one shared counter among
- * the members (grain 0: greedy's default for count participants).
- * first == 0 with count == 1 is one call f(ctx, 0, n) on the caller.  While
- * another thread holds the team, or every member is left out, the call
- * waits (yields, then sleeps up to 1 ms between tries) -- or, with wait 0
+ * first + k runs block k of whole grains; every other schedule: grains from
+ * one shared counter among the members (grain 0: greedy's default for count
+ * participants).  The regions always run on the team's workers, whatever
+ * the way's choice (launcher/way.c).  first == 0 with count == 1 is one
+ * call f(ctx, 0, n) on the caller.  While another thread holds the team the
+ * call waits (yields, then sleeps up to 1 ms between tries) -- or, with wait 0
  * and nothing run yet, returns TT_EBUSY so that the caller may decide.
  * Returns 0 once the whole range ran; TT_ENOSYS, with nothing run, when the
  * calling thread can never hold the team (inside a chunk, or in an OpenMP
@@ -101,6 +100,16 @@ TT_INTERNAL int tt__team_domains(size_t n, const char *synthetic, int *ids);
  * TT_EINVAL or TT_EOVERFLOW as tt_foreach_range; TT_ENOMEM (static on a
  * run of more than 256 participants).  The rule assumes the team is not
  * shut down and restarted smaller meanwhile. */
+/* tt_foreach_range for a loop that the range's function alone does not
+ * identify: the driver runs every kernel through one function.  site
+ * names the loop for the way's record and the auto schedule's memo
+ * (launcher/way.c, range.c): the kernel's work-group function. */
+TT_INTERNAL int tt__foreach_range_site(const void *site,
+                                       void (*f)(void *ctx, size_t begin,
+                                                 size_t end),
+                                       void *ctx, size_t n, size_t grain,
+                                       size_t p, tt_schedule schedule);
+
 TT_INTERNAL int tt__foreach_range_on(void (*f)(void *ctx, size_t begin,
                                                size_t end),
                                      void *ctx, size_t n, size_t grain,
