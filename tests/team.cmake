@@ -4,8 +4,8 @@ if(NOT TARGET test-team)
   return()
 endif()
 find_package(OpenMP COMPONENTS C)
-# test-lend checks that regions are lent to the OpenMP runtime (team.c,
-# "Lending a region to OpenMP"): libgomp too.
+# test-lend checks that regions are lent to the OpenMP runtime
+# (launcher/lend.c): libgomp too.
 foreach(name test-team test-lend)
   if(NOT TARGET ${name})
     continue()

@@ -338,7 +338,7 @@ Test(range, pinned_team_installs_orders) {
  * with the hand-made placement, participant 1 must run the first half of a
  * static range and participant 0 the second, the prefix deal is computed
  * once per thread and p, and a steal range still runs every index once.
- * Polite mode off: a left-out worker's block would run on the caller. */
+ * TEAMS_RUN=team: the way's choice may run a cheap range on the caller alone. */
 typedef struct who_rec {
   int *who;
 } who_rec;
