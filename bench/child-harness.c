@@ -12,7 +12,7 @@
  *
  * T is the team size the driver asked for (it also set TEAMS_NUM_THREADS and
  * OMP_NUM_THREADS); SYSTEM replaces ops->system in the printed rows (the
- * driver runs the teams child as "teams", "teams-sentinel" and
+ * driver runs the teams child as "teams", "teams-team", "teams-sentinel" and
  * "teams-tree"). */
 #include "bench.h"
 

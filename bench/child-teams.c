@@ -1,8 +1,9 @@
 /* teams-bench-child-teams: the team's side of every section, through the
  * public API only (tt_foreach_chunk, tt_foreach_range).  A child of
- * teams-bench, which runs it as "teams" (TEAMS_IDLE=sleep), as
- * "teams-sentinel" (TEAMS_IDLE=sentinel) and as "teams-tree"
- * (TEAMS_TREE_MIN=2). */
+ * teams-bench, which runs it as "teams" (the defaults), "teams-team"
+ * (TEAMS_RUN=team: every region on the team's workers), "teams-sentinel"
+ * (TEAMS_IDLE=sentinel, TEAMS_RUN=team) and "teams-tree" (TEAMS_TREE_MIN=2,
+ * TEAMS_RUN=team). */
 #include "bench.h"
 #include "teams/team.h"
 

@@ -40,15 +40,19 @@ extern char **environ;
 typedef struct system_def {
   const char *name;    /* printed; children prefix it to schedule names */
   const char *program; /* next to teams-bench */
-  const char *env;     /* one extra NAME=VALUE, or NULL */
+  const char *env, *env2; /* extra NAME=VALUE settings, or NULL */
 } system_def;
 
 static const system_def systems[] = {
     {"teams", "teams-bench-child-teams", "TEAMS_IDLE=sleep"},
-    {"teams-sentinel", "teams-bench-child-teams", "TEAMS_IDLE=sentinel"},
+    /* every region on the team's workers (TEAMS_RUN=team): what the fork and
+     * join, the idle rule and the wake-up cost, where the default would run
+     * a cheap region on the caller alone (launcher/way.c) */
+    {"teams-team", "teams-bench-child-teams", "TEAMS_IDLE=sleep", "TEAMS_RUN=team"},
+    {"teams-sentinel", "teams-bench-child-teams", "TEAMS_IDLE=sentinel", "TEAMS_RUN=team"},
     /* the tree forced on (TEAMS_TREE_MIN=2): for information where the team
      * is below the default threshold, as on any machine of fewer than 32 */
-    {"teams-tree", "teams-bench-child-teams", "TEAMS_TREE_MIN=2"},
+    {"teams-tree", "teams-bench-child-teams", "TEAMS_TREE_MIN=2", "TEAMS_RUN=team"},
     {"libgomp", "teams-bench-child-libgomp", NULL},
     {"libomp", "teams-bench-child-libomp", NULL},
     {"oneTBB", "teams-bench-child-onetbb", NULL},
@@ -71,15 +75,15 @@ typedef struct section_def {
 
 static const section_def sections[] = {
     {"empty", "empty launch: static m == p, greedy m == 64", "libgomp", 7, 3, 0,
-     {"teams", "teams-tree", "libgomp", "libomp", "oneTBB", NULL}},
+     {"teams", "teams-team", "teams-tree", "libgomp", "libomp", "oneTBB", NULL}},
     {"axpy", "axpy on 1e7 doubles against the STREAM triad limit", "libgomp", 5, 3, 0,
      {"teams", "libgomp", "libomp", "oneTBB", NULL}},
     {"grid", "uneven grids (4096 rows) and uniform axpy by schedule", "libgomp", 5, 3, 0,
      {"teams", "libgomp", "libomp", "oneTBB", NULL}},
     {"idle", "back-to-back loops leaving one worker out", "libgomp", 5, 3, 1,
-     {"teams", "teams-sentinel", "libgomp", "libomp", "oneTBB", NULL}},
+     {"teams-team", "teams-sentinel", "libgomp", "libomp", "oneTBB", NULL}},
     {"wake", "wake-up latency after an idle gap", "libgomp", 5, 3, 0,
-     {"teams", "teams-sentinel", "libgomp", "libomp", NULL}},
+     {"teams-team", "teams-sentinel", "libgomp", "libomp", NULL}},
     {"interop", "OpenMP and team regions alternating in one process", "libgomp+teams",
      5, 3, 0,
      {"libgomp+teams", "libgomp+teams-bound", "libomp+teams", "libomp+teams-bound",
@@ -154,12 +158,12 @@ char **bench_child_env(const char *const *set, size_t nset) {
   return env;
 }
 
-static char **child_env(size_t team, const char *extra) {
+static char **child_env(size_t team, const system_def *sys) {
   static char team_teams[64], team_omp[64];
-  const char *set[3] = {team_teams, team_omp, extra};
+  const char *set[4] = {team_teams, team_omp, sys->env, sys->env2};
   snprintf(team_teams, sizeof team_teams, "TEAMS_NUM_THREADS=%zu", team);
   snprintf(team_omp, sizeof team_omp, "OMP_NUM_THREADS=%zu", team);
-  return bench_child_env(set, 3);
+  return bench_child_env(set, 4);
 }
 
 /* Runs one round of section s for system sys; returns 0 when it completed. */
@@ -179,7 +183,7 @@ static int run_child(const section_def *s, const system_def *sys, unsigned round
   if (opt.quick)
     argv[a++] = "--quick";
   argv[a] = NULL;
-  char **env = child_env(team, sys->env);
+  char **env = child_env(team, sys);
   char what[200];
   snprintf(what, sizeof what, "%s: %s round %u", sys->name, s->name, round);
   int rc = bench_run_program(s, round, what, argv, env, opt.quick ? 30 : 180);
