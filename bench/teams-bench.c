@@ -44,7 +44,7 @@ typedef struct system_def {
 } system_def;
 
 static const system_def systems[] = {
-    {"teams", "teams-bench-child-teams", "TEAMS_IDLE=sleep"},
+    {"teams", "teams-bench-child-teams", "TEAMS_IDLE=sleep", NULL},
     /* every region on the team's workers (TEAMS_RUN=team): what the fork and
      * join, the idle rule and the wake-up cost, where the default would run
      * a cheap region on the caller alone (launcher/way.c) */
@@ -53,15 +53,15 @@ static const system_def systems[] = {
     /* the tree forced on (TEAMS_TREE_MIN=2): for information where the team
      * is below the default threshold, as on any machine of fewer than 32 */
     {"teams-tree", "teams-bench-child-teams", "TEAMS_TREE_MIN=2", "TEAMS_RUN=team"},
-    {"libgomp", "teams-bench-child-libgomp", NULL},
-    {"libomp", "teams-bench-child-libomp", NULL},
-    {"oneTBB", "teams-bench-child-onetbb", NULL},
-    {"libgomp+teams", "teams-bench-child-interop-libgomp", NULL},
-    {"libgomp+teams-bound", "teams-bench-child-interop-libgomp", "OMP_PROC_BIND=close"},
-    {"libomp+teams", "teams-bench-child-interop-libomp", NULL},
-    {"libomp+teams-bound", "teams-bench-child-interop-libomp", "OMP_PROC_BIND=close"},
-    {"libgomp+cl", "teams-bench-child-interop-libgomp", "TEAMS_BENCH_INTEROP=cl"},
-    {"libomp+cl", "teams-bench-child-interop-libomp", "TEAMS_BENCH_INTEROP=cl"},
+    {"libgomp", "teams-bench-child-libgomp", NULL, NULL},
+    {"libomp", "teams-bench-child-libomp", NULL, NULL},
+    {"oneTBB", "teams-bench-child-onetbb", NULL, NULL},
+    {"libgomp+teams", "teams-bench-child-interop-libgomp", NULL, NULL},
+    {"libgomp+teams-bound", "teams-bench-child-interop-libgomp", "OMP_PROC_BIND=close", NULL},
+    {"libomp+teams", "teams-bench-child-interop-libomp", NULL, NULL},
+    {"libomp+teams-bound", "teams-bench-child-interop-libomp", "OMP_PROC_BIND=close", NULL},
+    {"libgomp+cl", "teams-bench-child-interop-libgomp", "TEAMS_BENCH_INTEROP=cl", NULL},
+    {"libomp+cl", "teams-bench-child-interop-libomp", "TEAMS_BENCH_INTEROP=cl", NULL},
 };
 #define NSYSTEMS (sizeof systems / sizeof systems[0])
 
