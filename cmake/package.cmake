@@ -1,12 +1,12 @@
 # Debian packages (CPack, DEB generator), one per install component:
 #   libteams0    lib    libteams.so.0
-#   libteams-dev dev    headers, libteams.so, libteams.a, the CMake package,
-#                       teams.pc
+#   libteams-dev dev    headers (but mpi.h), libteams.so, libteams.a, the
+#                       CMake package, teams.pc
 #   teams-pocl   pocl   the driver in its private PoCL prefix, teams-run
 #   teams-tools  tools  teams-info, teams-demo
-#   libteams-mpi mpi    libteams-mpi.so.0 and its CMake targets (teams::mpi),
-#                       when MPI was found
-# `cpack` in the build tree writes them (README: Debian packages).  The
+#   libteams-mpi mpi    libteams-mpi.so.0, teams/mpi.h and its CMake targets
+#                       (teams::mpi), when MPI was found
+# `cpack` in the build tree writes them (docs/packaging.md).  The
 # driver shares PoCL's private struct layouts, so teams-pocl depends on the
 # exact libpocl2 it was built against.
 set(CPACK_GENERATOR DEB)
@@ -79,8 +79,8 @@ if(TARGET teams_pocl)
 endif()
 
 if(TARGET teams_mpi)
-  # The MPI layer and its CMake targets (teams::mpi); Depends on the MPI
-  # library from dpkg-shlibdeps.
+  # The MPI layer, its header and its CMake targets (teams::mpi); Depends on
+  # the MPI library's package.
   set(CPACK_DEBIAN_MPI_PACKAGE_NAME libteams-mpi)
   set(CPACK_DEBIAN_MPI_PACKAGE_SECTION libs)
   set(CPACK_COMPONENT_MPI_DEPENDS lib)
