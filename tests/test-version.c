@@ -59,9 +59,8 @@ Test(version, pkg_config_file_says_the_same) {
 
 Test(version, cmake_package_version_file_says_the_same) {
   char buf[256];
-  const char *v =
-      line_after(TT_CMAKE_VERSION_FILE, "set(PACKAGE_VERSION \"", buf,
-                 sizeof buf);
+  const char *v = line_after(TT_CMAKE_VERSION_FILE, "set(PACKAGE_VERSION \"",
+                             buf, sizeof buf);
   cr_assert_not_null(v, "%s sets no PACKAGE_VERSION", TT_CMAKE_VERSION_FILE);
   char want[64];
   snprintf(want, sizeof want, "%s\")", TEAMS_VERSION_STRING);
