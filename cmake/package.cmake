@@ -3,7 +3,7 @@
 #   libteams-dev dev    headers (but mpi.h), libteams.so, libteams.a, the
 #                       CMake package, teams.pc
 #   teams-pocl   pocl   the driver in its private PoCL prefix, teams-run
-#   teams-tools  tools  teams-info, teams-demo
+#   teams-tools  tools  teams-info, teams-demo, teams-sim
 #   libteams-mpi mpi    libteams-mpi.so.0, teams/mpi.h and its CMake targets
 #                       (teams::mpi), when MPI was found
 # `cpack` in the build tree writes them (docs/packaging.md).  The
@@ -64,7 +64,8 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libhwloc15")   # teams-info links libtea
 string(CONCAT CPACK_COMPONENT_TOOLS_DESCRIPTION
   "teams runtime library: tools\n"
   "teams-info prints the topology and the victim orders of the work-stealing\n"
-  "schedule; teams-demo runs the kernel set through the launcher.")
+  "schedule; teams-demo runs the kernel set through the launcher; teams-sim\n"
+  "runs the work-stealing schedule on simulated many-core machines.")
 
 if(TARGET teams_pocl)
   set(CPACK_DEBIAN_POCL_PACKAGE_NAME teams-pocl)

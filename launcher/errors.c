@@ -1,4 +1,4 @@
-/* teams: error names and strings, built from the one table in teams/errors.h. */
+/* teams: error names and strings, from the one table in teams/errors.h. */
 #include <stddef.h>
 #include "teams/errors.h"
 

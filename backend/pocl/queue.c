@@ -501,8 +501,8 @@ exec_busy_locked (void)
 }
 
 /* Runs listed commands until the list and this thread's chain are empty.
- * Precondition: sched.lock held and the caller counted in sched.runners; returns
- * with sched.lock held. */
+ * Precondition: sched.lock held and the caller counted in sched.runners;
+ * returns with sched.lock held. */
 static void
 drain_locked (run_by by)
 {

@@ -81,9 +81,9 @@ TT_EXTERN int tt_participant(void);
  * from one version to the next: a field added later takes the place of
  * reserved words of its size (libuv's reserved[]), so that a program built
  * against an older header passes a struct as large as the library writes.
- * The library leaves reserved as it was or zero; do not read it.  A field added in version V is
- * filled by libraries from V on (tt_version()): zero the struct first to
- * read 0 from an older one.  The sizes on 64-bit targets are checked where
+ * The library leaves reserved as it was or zero; do not read it.  A field
+ * added in version V is filled by libraries from V on (tt_version()): zero
+ * the struct first to read 0 from an older one.  The sizes on 64-bit targets are checked where
  * the library is built (launcher/version.c) and by tests/test-version.c. */
 #define TT_TEAM_INFO_SIZE 128
 #define TT_STEAL_STATS_SIZE 128
@@ -123,8 +123,8 @@ typedef struct tt_steal_stats {
 } tt_steal_stats;
 
 /* Counters of the last steal region run by the calling thread (all zero
- * before its first; reserved zero too).  Regions that ran serially because they were nested in
- * a chunk are not steal regions and leave them alone.  Returns 0 or TT_EINVAL
+ * before its first; reserved zero too).  Regions that ran serially because
+ * they were nested in a chunk are not steal regions and leave them alone.  Returns 0 or TT_EINVAL
  * (out == NULL).  moved_cross_llc and moved_cross_node count only moves
  * between participants pinned to known PUs (TEAMS_PIN=cores|numa). */
 TT_EXTERN int tt_steal_last_stats(tt_steal_stats *out);
