@@ -858,7 +858,7 @@ tp_sched_attach (const tp_device *d)
 void
 tp_sched_detach (void)
 {
-  if (--sched.users > 0)
+  if (sched.users == 0 || --sched.users > 0)
     return;
   pthread_mutex_lock (&sched.lock);
   sched.shutdown = 1;
