@@ -1,12 +1,12 @@
 # Debian packages (CPack, DEB generator), one per install component:
 #   libteams0    lib    libteams.so.0
-#   libteams-dev dev    headers, libteams.so, libteams.a, the CMake package,
-#                       teams.pc
+#   libteams-dev dev    headers (but mpi.h), libteams.so, libteams.a, the
+#                       CMake package, teams.pc
 #   teams-pocl   pocl   the driver in its private PoCL prefix, teams-run
-#   teams-tools  tools  teams-info, teams-demo
-#   libteams-mpi mpi    libteams-mpi.so.0 and its CMake targets (teams::mpi),
-#                       when MPI was found
-# `cpack` in the build tree writes them (README: Debian packages).  The
+#   teams-tools  tools  teams-info, teams-demo, teams-sim
+#   libteams-mpi mpi    libteams-mpi.so.0, teams/mpi.h and its CMake targets
+#                       (teams::mpi), when MPI was found
+# `cpack` in the build tree writes them (docs/packaging.md).  The
 # driver shares PoCL's private struct layouts, so teams-pocl depends on the
 # exact libpocl2 it was built against.
 set(CPACK_GENERATOR DEB)
@@ -64,7 +64,8 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libhwloc15")   # teams-info links libtea
 string(CONCAT CPACK_COMPONENT_TOOLS_DESCRIPTION
   "teams runtime library: tools\n"
   "teams-info prints the topology and the victim orders of the work-stealing\n"
-  "schedule; teams-demo runs the kernel set through the launcher.")
+  "schedule; teams-demo runs the kernel set through the launcher; teams-sim\n"
+  "runs the work-stealing schedule on simulated many-core machines.")
 
 if(TARGET teams_pocl)
   set(CPACK_DEBIAN_POCL_PACKAGE_NAME teams-pocl)
@@ -79,8 +80,8 @@ if(TARGET teams_pocl)
 endif()
 
 if(TARGET teams_mpi)
-  # The MPI layer and its CMake targets (teams::mpi); Depends on the MPI
-  # library from dpkg-shlibdeps.
+  # The MPI layer, its header and its CMake targets (teams::mpi); Depends on
+  # the MPI library's package.
   set(CPACK_DEBIAN_MPI_PACKAGE_NAME libteams-mpi)
   set(CPACK_DEBIAN_MPI_PACKAGE_SECTION libs)
   set(CPACK_COMPONENT_MPI_DEPENDS lib)

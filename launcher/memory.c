@@ -77,8 +77,8 @@ static void touch_chunk(void *ctx, size_t c) {
   size_t k0, k1;
   tt__touch_span(t, c, &k0, &k1);
   for (size_t k = k0; k < k1; k++)
-    __atomic_fetch_add((unsigned char *)tt__touch_anchor(t, k), 0,
-                       __ATOMIC_RELAXED);
+    tt_atomic_plain_fetch_add_relaxed(
+        (unsigned char *)tt__touch_anchor(t, k), 0);
 }
 
 static int check_args(size_t n, size_t elem, size_t p, tt_schedule schedule,

@@ -518,6 +518,6 @@ int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
 int tt_steal_last_stats(tt_steal_stats *out) {
   if (!out)
     return TT_EINVAL;
-  *out = tls_last;
+  *out = tls_last; /* the whole struct: its size never changes (team.h) */
   return 0;
 }

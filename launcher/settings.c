@@ -147,21 +147,20 @@ static const char *default_text(const def *d, char *buf, size_t cap) {
 void tt__settings_print(FILE *out, const tt__settings *s, bool markdown,
                         const char *prefix) {
   char dbuf[64], vbuf[64], range[96];
-  if (markdown) {
-    fprintf(out, "| variable | values | default | what |\n| --- | --- | --- | --- |\n");
-  }
+  if (markdown)
+    fprintf(out, "| variable | values | default |\n| --- | --- | --- |\n");
   for (int i = 0; i < TT__NSETTINGS; i++) {
     const def *d = &defs[i];
     if (d->kind == KIND_INT)
-      snprintf(range, sizeof range, "integer %ld..%ld", d->lo, d->hi);
+      snprintf(range, sizeof range, "%ld..%ld", d->lo, d->hi);
     else if (d->kind == KIND_CHOICE)
       format_choices(d->choices, range, sizeof range);
     else
       snprintf(range, sizeof range, "text");
     const char *dflt = default_text(d, dbuf, sizeof dbuf);
     if (markdown) {
-      fprintf(out, "| `%s` | %s | %s%s%s | %s |\n", d->name, range, dflt,
-              *dflt && *d->from ? ": " : "", d->from, d->what);
+      fprintf(out, "| `%s` | %s: %s | %s |\n", d->name, range, d->what,
+              *dflt ? dflt : d->kind == KIND_INT ? d->from : "");
       continue;
     }
     const char *val = dflt;
@@ -173,7 +172,13 @@ void tt__settings_print(FILE *out, const tt__settings *s, bool markdown,
       else
         snprintf(vbuf, sizeof vbuf, "%ld", s->value[i]), val = vbuf;
     }
-    fprintf(out, "%s%-32s %-12s %s\n", prefix, d->name, *val ? val : "-",
-            s && s->set[i] ? "(set)" : "(default)");
+    char src[160];
+    if (s && s->set[i])
+      snprintf(src, sizeof src, "(set)");
+    else if (*d->from)
+      snprintf(src, sizeof src, "(default: %s)", d->from);
+    else
+      snprintf(src, sizeof src, "(default)");
+    fprintf(out, "%s%-32s %-12s %s\n", prefix, d->name, *val ? val : "-", src);
   }
 }

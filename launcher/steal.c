@@ -387,7 +387,7 @@ void tt__steal_participant(tt__steal_region *r, size_t self) {
 void tt__steal_region_stats(const tt__steal_region *r, tt_steal_stats *out) {
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < r->p; i++) {
-    const tt_steal_stats *s = &r->slots[i].stats;
+    const tt__steal_counts *s = &r->slots[i].stats;
     out->steals += s->steals;
     out->moved += s->moved;
     out->moved_cross_llc += s->moved_cross_llc;

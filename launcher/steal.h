@@ -32,6 +32,12 @@ enum { TT__OWNER_IDLE = 0, TT__OWNER_RUNNING = 1, TT__OWNER_DONE = 2 };
  * owners that have not started (startup protection), then rescues them. */
 #define TT__STEAL_PROTECT_PASSES 4
 
+/* A participant's own counts: the fields of tt_steal_stats it keeps
+ * itself (the public struct's reserved room has no place in the slot). */
+typedef struct tt__steal_counts {
+  uint64_t steals, moved, moved_cross_llc, moved_cross_node, rescues;
+} tt__steal_counts;
+
 /* One participant's slot, padded: the range word is RMW'd by its owner on
  * every grain and by thieves, so it must not share a line with another
  * participant's. */
@@ -41,7 +47,7 @@ typedef struct tt__steal_slot {
   _Atomic uint32_t rescued; /* 0 -> 1 by the first thief to rescue it */
   /* Written by this participant only, read by the caller after the region
    * (tt__team_run's completion orders them). */
-  tt_steal_stats stats;
+  tt__steal_counts stats;
   uint64_t backoffs;        /* back-offs before steals (Go's rule) */
   uint64_t protected_skips; /* protected blocks passed over */
 } tt__steal_slot;

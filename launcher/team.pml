@@ -105,7 +105,7 @@
 #define GENMOD 64
 #endif
 
-/* The tree (team.c's "The tree"): regions of TREE_MIN participants or more
+/* The tree (protocol 36-41): regions of TREE_MIN participants or more
  * are handed on along a tree of branching TREE_K (TEAMS_TREE_MIN and
  * TEAMS_TREE_K); by default never. */
 #ifndef TREE_MIN
@@ -139,7 +139,7 @@
 #define GO_STATIC 2
 #define GO_GEN(w) ((w) / 4)
 
-/* ---- team.c's words ---- */
+/* ---- the code's words (team-state.h) ---- */
 byte owner;        /* team.owner: 0, a host thread 1..NH, or NH+1 (shutdown) */
 byte tgen = 2;     /* team.gen (holder-only): regions start at 3 */
 byte resync_gen = 2; /* team.resync_gen (holder-only) */

@@ -108,13 +108,15 @@ for lineno, line in enumerate(page.splitlines(), 1):
             if tok not in configs and not tok.startswith(("test-", "ways-*")):
                 problems.append("%s: model configuration `%s` not in tests/model-check.sh"
                                 % (where, tok))
-        elif re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*", tok):
+        elif re.fullmatch(r"[A-Za-z_][\w]*((\.|->)[A-Za-z_]\w*)*", tok):
             if tok.startswith(EXTERNAL):
                 continue
-            for part in tok.split("."):
+            for part in re.split(r"\.|->", tok):
                 # a single word may name a field of a packed word or a state
                 # (`closed` of region.sync is SYNC_CLOSED, `RUNNING` is
                 # TT__OWNER_RUNNING): one part of an identifier, in any case
+                if part.startswith(EXTERNAL):
+                    break
                 if part not in words and not ("_" not in part and part.upper() in word_parts):
                     problems.append("%s: `%s` names `%s`, which no source has" % (where, tok, part))
                     break

@@ -11,7 +11,7 @@
  *   - a signal every ~100 us while regions run (futex_wait returns EINTR):
  *     no chunk lost or run twice;
  *   - TEAMS_DEBUG=1 prints the configuration line once, at the first team
- *     start of the process (team.c's choice: not again at each restart).
+ *     start of the process (lifecycle.c's choice: not again at each restart).
  * Nothing here measures time.  Criterion runs each test in a process of its
  * own; tests that need a process of their own beyond that (privileges
  * dropped, stderr captured, a fork) run it as a child, which reports a

@@ -6,8 +6,8 @@
  * touch.*, alloc.*, interleave.*: the real thing, checked with move_pages(2)
  * and get_mempolicy(2); node assertions that need more than one node skip
  * with the reason on a machine whose kernel reports one.
- * Linked with teams_whitebox (tests/internal.cmake) for the internal
- * functions. */
+ * WHITEBOX in tests/CMakeLists.txt: linked with teams_whitebox for the
+ * internal functions. */
 #include <criterion/criterion.h>
 #include <hwloc.h>
 #include <pthread.h>

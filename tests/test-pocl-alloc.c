@@ -5,7 +5,7 @@
  * the sequence below sees no failure, the sequence runs armed:
  *   create a kernel object, create a buffer, write it, launch a kernel built
  *   and specialised before arming (its local memory larger each n, so every
- *   participant's work-group scratch grows: tests/pocl.cmake runs the test
+ *   participant's work-group scratch grows: tests/CMakeLists.txt runs the test
  *   with schedule=static, where every participant runs a block of every
  *   launch), launch the new kernel object
  *   (its specialised function is built in the background: jit.c), launch a
@@ -45,7 +45,7 @@
 #include "teams/team.h"
 
 #ifdef TT_NO_FAILMALLOC
-/* Sanitizer builds link no interposer (tests/pocl.cmake); sweep() skips
+/* Sanitizer builds link no interposer (tests/CMakeLists.txt); sweep() skips
  * before any of these is called. */
 int fm_arm(unsigned long n, unsigned scope) { return -1; }
 unsigned long fm_disarm(void) { return 0; }

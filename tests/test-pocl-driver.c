@@ -4,7 +4,7 @@
  * loops and OpenCL kernels in one process.
  *
  * Each test sets the environment before PoCL initialises: Criterion runs
- * every test in a fresh process.  On the pthread run (tests/pocl.cmake)
+ * every test in a fresh process.  On the pthread run (tests/CMakeLists.txt)
  * the teams-only tests skip. */
 #include <criterion/criterion.h>
 #include <pthread.h>

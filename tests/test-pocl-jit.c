@@ -5,7 +5,7 @@
  *
  * The driver's counters (tt_cl_stats.generic, .jit_swapped) say which
  * function a launch got; their checks skip on the pthread run
- * (tests/pocl.cmake), where the results are still checked.  Waiting for a
+ * (tests/CMakeLists.txt), where the results are still checked.  Waiting for a
  * background build polls the counters with a generous bound; no duration
  * is asserted. */
 #include <criterion/criterion.h>

@@ -3,7 +3,7 @@
  * barriers, callbacks, several host threads on several queues, and who runs
  * a command (the submitter, a waiter, or the progress thread).
  *
- * Runs on teams and on PoCL's pthread driver (tests/pocl.cmake); checks of
+ * Runs on teams and on PoCL's pthread driver (tests/CMakeLists.txt); checks of
  * the driver's own counters skip on pthread.  Timing-dependent steps use
  * generous bounds and only ever wait, never assert a duration. */
 #include <criterion/criterion.h>

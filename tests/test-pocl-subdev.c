@@ -15,7 +15,7 @@
  * several nodes, buffers_on_their_node checks the nodes themselves.
  *
  * Each test sets the environment before PoCL initialises: Criterion runs
- * every test in a fresh process.  On the pthread run (tests/pocl.cmake) the
+ * every test in a fresh process.  On the pthread run (tests/CMakeLists.txt) the
  * tests skip: PoCL's pthread driver has no affinity domains. */
 #include <criterion/criterion.h>
 #include <dirent.h>

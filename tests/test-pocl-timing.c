@@ -3,7 +3,7 @@
  * kernel's first work-group and END not earlier than its last, and a command
  * that waits for a user event starts only after the event is set.
  *
- * Runs on teams and on PoCL's pthread driver (tests/pocl.cmake).  No speed
+ * Runs on teams and on PoCL's pthread driver (tests/CMakeLists.txt).  No speed
  * is asserted: the bounds below are lower bounds on intervals that the host
  * itself waited out, compared as differences on the device's timer. */
 #include <criterion/criterion.h>

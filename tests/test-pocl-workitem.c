@@ -11,7 +11,7 @@
  * 0`), the same on every PoCL CPU driver, and not checked here
  * (backend/pocl/README.md).
  *
- * Runs on teams and on PoCL's pthread driver (tests/pocl.cmake). */
+ * Runs on teams and on PoCL's pthread driver (tests/CMakeLists.txt). */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * the serial C references of kernels/c (kernels.h states the agreement:
  * integers exact; axpy, matmul, reduce 0 ULP; stencil7 within 2 ULPs).
  *
- * tests/pocl.cmake runs this binary on the teams driver and again on PoCL's
+ * tests/CMakeLists.txt runs this binary on the teams driver and again on PoCL's
  * pthread driver: the same sources must give the same results on both. */
 #include <criterion/criterion.h>
 #include <fenv.h>

@@ -4,8 +4,8 @@
  * counting every index; forced steals, the auto policy, a pinned team's
  * victim orders.  These stress tests are not benchmarks: they assert no
  * timings and print none.  tests/test-steal.c simulates the steal state
- * machine itself, one thief at a time.  Linked with teams_static
- * (tests/internal.cmake) for the internal functions. */
+ * machine itself, one thief at a time.  WHITEBOX in
+ * tests/CMakeLists.txt: linked with teams_whitebox for the internal functions. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sched.h>

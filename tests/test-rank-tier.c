@@ -6,8 +6,8 @@
  * node's ranks before other nodes' (and, with the node boundary removed, the
  * order it would take otherwise, so the check can fail).
  * threads.*: every rank a thread, random blocks, many rounds: each unit runs
- * exactly once.  Not a benchmark.  tests/test-mpi-steal.c runs the tier over
- * a real MPI window. */
+ * exactly once.  Not a benchmark.  tests/mpi/test-mpi-steal.c runs the tier
+ * over a real MPI window. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>

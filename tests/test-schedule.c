@@ -1,8 +1,8 @@
 /* Tests of the one schedule path (launcher/range.c, launcher/scratch.c):
  * grain 0 takes tt__range_default_grain, and tt_launch cuts its groups
  * exactly as tt_foreach_range does; the balanced block split; a serial range
- * is a serial region; the per-thread scratch buffers.  White-box (links the
- * static library, tests/internal.cmake).  Nothing here measures time. */
+ * is a serial region; the per-thread scratch buffers.  White-box (WHITEBOX in
+ * tests/CMakeLists.txt: links the static library).  Nothing here measures time. */
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <stdint.h>

@@ -13,7 +13,8 @@
  * (this machine has one of each, so the team's own runs never reach the
  * node and remote passes), checking that every index runs exactly once; it
  * runs under ThreadSanitizer too.  Not a benchmark: nothing is timed.
- * Linked with teams_static (tests/internal.cmake) for the internal functions. */
+ * WHITEBOX in tests/CMakeLists.txt: linked with teams_whitebox for the
+ * internal functions. */
 #include <criterion/criterion.h>
 #include <hwloc.h>
 #include <pthread.h>

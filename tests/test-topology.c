@@ -1,7 +1,7 @@
 /* Tests of topology.c and order.c: PU choice and victim orders on synthetic
  * machines (hwloc synthetic strings, XML with distance matrices), node
- * rejection, and team start's topology read on this machine.  Linked with
- * teams_static (tests/internal.cmake): these are internal functions. */
+ * rejection, and team start's topology read on this machine.  WHITEBOX in
+ * tests/CMakeLists.txt: these are internal functions. */
 #include <criterion/criterion.h>
 #include <hwloc.h>
 #include <stdio.h>

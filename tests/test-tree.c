@@ -1,4 +1,5 @@
-/* The team's tree (launcher/team.c, "The tree"), forced low on a team
+/* The team's tree (docs/protocol.md items 36-41, launcher/fork.c), forced
+ * low on a team
  * larger than the machine: regions of 3 participants or more are handed on
  * along a binary tree (a team of 7: the holder, leaders 1 and 4 with
  * members 2-3 and 5-6), with every worker asleep before every other round
@@ -7,9 +8,9 @@
  * greedy chunk once, and an each region runs chunk 0 and no chunk twice; a
  * region launched from a chunk runs serially on that participant (the busy
  * rule); the generation wrap's resync goes along the tree too.  The ctest
- * variants *-tree and *-chain (tests/tree.cmake) run the team, stress and
- * wrap tests with the tree forced as well.  Links the static library for
- * tt__team_run's modes (tests/internal.cmake). */
+ * variants *-tree and *-chain (VARIANTS in tests/CMakeLists.txt) run the
+ * team, stress and wrap tests with the tree forced as well.  Links the
+ * static library for tt__team_run's modes (WHITEBOX). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

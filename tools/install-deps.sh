@@ -9,6 +9,7 @@ packages=(
   clang libomp-dev libtbb-dev gnuplot-nox
   libpocl2 libpocl-dev pocl-source pocl-opencl-icd pocl-tests
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
+  liboclgrind-21.10 oclgrind  # a second OpenCL platform beside teams (test teams-run-icd)
   openmpi-bin libopenmpi-dev
   python3-pyopencl python3-numpy
 )

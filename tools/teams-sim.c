@@ -44,10 +44,10 @@
  *     participants;
  *   - a back-off (Go's rule in steal.c) costs its 32 pauses;
  *   - fork: below TT__TREE_MIN_DEFAULT participants the flat protocol
- *     (team.c): the holder writes one line per worker in turn, so worker i
+ *     (fork.c): the holder writes one line per worker in turn, so worker i
  *     starts after the transfers to workers 1..i, and the holder after all
  *     of them; join: every participant adds to one counter, one transfer at
- *     a time.  From it on (the runs below: 128 and 256), team.c's tree of
+ *     a time.  From it on (the runs below: 128 and 256), fork.c's tree of
  *     branching TT__TREE_K_DEFAULT: a participant starts its share after
  *     handing the region to its children in turn, and reports after its
  *     children's reports, which come into its counter one transfer at a
@@ -466,7 +466,7 @@ static void coro_main(void) {
 
 /* Fork below the tree's threshold: worker i starts after the holder's
  * transfers to 1..i; the holder (participant 0) after all of them.  From
- * TT__TREE_MIN_DEFAULT participants on, team.c's tree (tree_fork). */
+ * TT__TREE_MIN_DEFAULT participants on, fork.c's tree (tree_fork). */
 static void tree_fork(sim *s, size_t i, size_t hi, double t0);
 static void fork_times(sim *s) {
   if (s->p >= TT__TREE_MIN_DEFAULT) {
@@ -890,7 +890,7 @@ static void setup_free(setup *u) {
 
 /* ---- fork/join line transfers ------------------------------------------------------- */
 
-/* Critical path of publishing along team.c's tree (hand_on): participant i
+/* Critical path of publishing along fork.c's tree (hand_on): participant i
  * whose subtree is [i, hi) hands the region to the first participant of
  * each of min(k, hi - i - 1) runs that split i+1..hi-1 as tt__block does,
  * writing their lines in turn, so child j starts after j + 1 transfers by
@@ -945,7 +945,7 @@ static void forkjoin_table(void) {
            fns, tns);
   }
   printf("(ns on %s: flat = the holder's p - 1 transfers in turn; tree = "
-         "k=2, team.c's default TEAMS_TREE_K)\n", m->name);
+         "k=2, the default TEAMS_TREE_K)\n", m->name);
 }
 
 /* ---- main ----------------------------------------------------------------------------- */

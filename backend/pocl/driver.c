@@ -4,9 +4,16 @@
  * pocl_pthread_init_device_ops; the private prefix (backend/pocl/
  * CMakeLists.txt) puts this driver in that slot.  We start from PoCL's basic
  * driver (the synchronous CPU driver: memory commands, builds, images) and
- * replace what decides where and how commands run: submit, notify, flush,
- * join, wait_event (queue.c) and run (run.c).  ops->device_name = "teams"
- * makes POCL_DEVICES=teams and POCL_TEAMS<n>_PARAMETERS work. */
+ * replace (pocl_pthread_init_device_ops, at the end):
+ *   probe, init, uninit, reinit, build_hash, get_device_info_ext  here;
+ *   submit, notify, flush, join, wait_event, notify_event_finished,
+ *   broadcast (PoCL's pocl_broadcast)  queue.c, which decides where and
+ *     when commands run, and runs ND-ranges through run.c;
+ *   run  NULL: no ND-range reaches pocl_exec_command (queue.c, run_node);
+ *   alloc_mem_obj, free  memory.c's placement around basic's;
+ *   create_kernel, free_kernel  jit.c.
+ * ops->device_name = "teams" makes POCL_DEVICES=teams and
+ * POCL_TEAMS<n>_PARAMETERS work. */
 #include "teams-pocl.h"
 
 #include "teams-pocl-info.h"
@@ -23,20 +30,6 @@ void pocl_basic_init_device_ops (struct pocl_device_ops *ops);
 static struct pocl_device_ops basic_ops;
 
 static cl_int teams_init (unsigned j, cl_device_id device, const char *params);
-
-/* The device whose scheduler all teams devices share (queue.c, Devices):
- * the first one initialised.  PoCL initialises, uninitialises and
- * reinitialises its devices one after another, under its own lock, and
- * only while no command exists. */
-static tp_device *sched_owner;
-
-static void
-link_sched (tp_device *d)
-{
-  if (sched_owner == NULL)
-    sched_owner = d;
-  d->sched = sched_owner;
-}
 
 /* Settings by device index, for reinit (which gets no parameters). */
 #define TP_MAX_DEVICES 64
@@ -311,13 +304,12 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   d->set = set;
   if (j < TP_MAX_DEVICES)
     saved_settings[j] = set;
-  if (tp_queue_init (d) != 0)
+  if (tp_sched_attach (d) != 0)
     {
       free (d);
       return CL_OUT_OF_HOST_MEMORY;
     }
   device->data = d;
-  link_sched (d);
 
   /* Honest values: a work-group runs on one participant, participants are
    * the team's threads. */
@@ -333,10 +325,8 @@ static cl_int
 teams_uninit (unsigned j, cl_device_id device)
 {
   tp_device *d = device->data;
-  tp_queue_fini (d);
+  tp_sched_detach ();
   tp_subdev_fini (d);
-  if (sched_owner == d)
-    sched_owner = NULL;
   device->data = d->basic_data;
   free (d);
   return basic_ops.uninit (j, device);
@@ -354,13 +344,12 @@ teams_reinit (unsigned j, cl_device_id device)
   d->dev = device;
   d->basic_data = device->data;
   d->set = saved_settings[j < TP_MAX_DEVICES ? j : 0];
-  if (tp_queue_init (d) != 0)
+  if (tp_sched_attach (d) != 0)
     {
       free (d);
       return CL_OUT_OF_HOST_MEMORY;
     }
   device->data = d;
-  link_sched (d);
   tp_subdev_init (d);
   return CL_SUCCESS;
 }
@@ -456,7 +445,11 @@ pocl_pthread_init_device_ops (struct pocl_device_ops *ops)
   ops->wait_event = tp_wait_event;
   ops->notify_event_finished = tp_notify_event_finished;
   ops->broadcast = pocl_broadcast;
-  ops->run = tp_run;
+  /* queue.c runs every ND-range itself (run_node, tp_run_ndrange), so that
+   * a launch short of memory can fail its event; pocl_exec_command, which
+   * calls ops->run, gets only the other commands (PoCL's cuda and hsa
+   * drivers leave run NULL too). */
+  ops->run = NULL;
   ops->alloc_mem_obj = teams_alloc_mem_obj;
   ops->free = teams_free;
   ops->get_device_info_ext = teams_get_device_info_ext;

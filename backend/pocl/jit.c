@@ -218,7 +218,7 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
       return CL_SUCCESS;
     }
   pthread_mutex_init (&tk->lock, NULL);
-  atomic_init (&tk->spec, NULL);
+  tt_atomic_init (&tk->spec, NULL);
   kernel->data[program_device_i] = tk;
   return CL_SUCCESS;
 }
@@ -505,7 +505,7 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
               memcpy (n->local, local, sizeof n->local);
               n->goffs0 = goffs0;
               n->smallgrid = smallgrid;
-              atomic_init (&n->wg, NULL);
+              tt_atomic_init (&n->wg, NULL);
               n->next = head;
               tt_atomic_store_release (&tk->spec, n);
               queue_build (d, node, n, j);

@@ -112,8 +112,8 @@ tp_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr,
     {
       place (d, mem->mem_host_ptr, mem->size);
       if (d->set.placement == TP_PLACE_FIRSTTOUCH)
-        __atomic_store_n (&mem->device_ptrs[device->global_mem_id].extra,
-                          TP_MEM_UNPLACED, __ATOMIC_RELAXED);
+        tt_atomic_plain_store_relaxed (
+            &mem->device_ptrs[device->global_mem_id].extra, TP_MEM_UNPLACED);
     }
   return rc;
 }
@@ -142,10 +142,8 @@ tp_place_command (_cl_command_node *node)
       uint64_t want = TP_MEM_UNPLACED;
       /* one command places a buffer: commands of two devices may use it at
        * once */
-      if (__atomic_load_n (&id->extra, __ATOMIC_RELAXED) != TP_MEM_UNPLACED
-          || !__atomic_compare_exchange_n (&id->extra, &want, 0, 0,
-                                           __ATOMIC_RELAXED,
-                                           __ATOMIC_RELAXED))
+      if (tt_atomic_plain_load_relaxed (&id->extra) != TP_MEM_UNPLACED
+          || !tt_atomic_plain_cas_relaxed (&id->extra, &want, 0))
         continue;
       if (id->mem_ptr == NULL)
         continue;

@@ -16,9 +16,10 @@
  *
  * Devices.  All teams devices of the process (POCL_DEVICES="teams teams",
  * and sub-devices, which share their parent's data) run on the one team,
- * and share one scheduler: the ready list, its lock, its runners and one
- * progress thread live in the first device's tp_device (d->sched; the
- * functions below take the scheduler as `d`).  A waiter on any device runs
+ * and share one scheduler, `sched` below, which this file owns: the ready
+ * list, its lock, its runners and the one progress thread.  A tp_device
+ * holds its settings and counters only; in this file `d` is always a
+ * command's device.  A waiter on any device runs
  * every device's ready commands in the order they became ready, as PoCL's
  * pthread driver does with its one scheduler, and one at a time: a command
  * starts only after the one listed before it finished (Order, below), so
@@ -29,16 +30,20 @@
  * devices' queues on one buffer; with a list per device, a blocking read
  * on one device ran before a kernel still listed on the other.  Counters
  * and settings stay per device (eager or lazy submit: the command's
- * device's; the grace: the scheduler's).
+ * device's; the grace: the first device's, which the scheduler copies).
  *
  * Locks and their order
- *   event lock (PoCL's ev->pocl_lock)  ->  d->lock
- * d->lock guards the ready list (ready_head/tail, node->next of listed
- * nodes, list_epoch), runners, sleeping and the progress thread's state.  No
- * event or queue lock is ever taken while d->lock is held, and no lock of
- * ours is held while a command runs: pocl_exec_command ends in
- * pocl_update_event_complete, which takes the queue lock then the event lock
- * and calls notify (us) for dependents with two event locks held.
+ *   event lock (PoCL's ev->pocl_lock)  ->  sched.lock
+ * sched.lock guards the ready list (ready_head/tail, node->next of listed
+ * nodes, list_epoch), runners, the right to run listed commands
+ * (exec_owner, exec_depth), the progress thread's state (progress_state,
+ * armed_at, progress_started, shutdown) and the waiters' sleep: `sleeping`
+ * changes only under it (it is read without it, see Waiting, as are
+ * finish_gen and activity).  No event or queue lock is ever taken while
+ * sched.lock is held, and no lock of ours is held while a command runs:
+ * pocl_exec_command ends in pocl_update_event_complete, which takes the
+ * queue lock then the event lock and calls notify (us) for dependents with
+ * two event locks held.
  *
  * node->ready (the field is the driver's; libpocl never reads it), written
  * only with the node's event locked:
@@ -49,10 +54,11 @@
  * A node is listed when it is submitted and either failed or ready
  * (wait_list empty), by whichever of submit / notify sees that last: both
  * hold the event lock, and libpocl may call notify before submit.  The
- * thread that pops a node from the list (under d->lock) owns it: it runs it
- * (status SUBMITTED -> RUNNING -> COMPLETE through pocl_exec_command, or
- * for an ND-range the same steps in run_node, RUNNING -> FAILED when run.c
- * lacked memory) or fails it.  notify never runs or fails anything itself:
+ * thread that pops a node from the list (under sched.lock) owns it and
+ * runs it (run_node: status SUBMITTED -> RUNNING -> COMPLETE through
+ * pocl_exec_command, or for an ND-range, which no other path runs, the same
+ * steps around run.c's tp_run_ndrange, RUNNING -> FAILED when that lacked
+ * memory) or fails it.  notify never runs or fails anything itself:
  * PoCL 3.1's basic driver deadlocks running commands inside notify, and
  * failing there would take the queue lock under two event locks.
  *
@@ -60,7 +66,7 @@
  * submitter is running (notify on that thread, inside pocl_exec_command) is
  * "listed" on that thread's chain (drain_frame.next, thread-local) instead
  * of the shared list, and the thread runs it right after: an in-order
- * queue's commands then cost no d->lock and no wake-up each, and run where
+ * queue's commands then cost no sched.lock and no wake-up each, and run where
  * the previous one left its data.  The chain holds one node: a second one
  * made ready by the same command (a fan-out, or another queue's command
  * waiting for this one) goes to the shared list, where a sleeping waiter
@@ -70,17 +76,17 @@
  * the shared list, so a waiter that arrives takes over.
  *
  * Runners.  A runner is a thread that promises to look at the list under
- * d->lock before it stops being one, and to run what it finds: a thread in
+ * sched.lock before it stops being one, and to run what it finds: a thread in
  * drain() (eager submitter, waiter, progress thread) or in a wait loop.  A
  * push (list_locked) needs a wake-up only when there is no runner:
  *   - the pushing thread drains right after (eager submit) or is draining
- *     this device (tls_frame): nothing to do;
+ *     (tls_frame): nothing to do;
  *   - runners > 0: signal sleeping waiters, if any;
  *   - otherwise the progress thread is armed (arm_progress_locked).
  * A runner that leaves with the list non-empty and no other runner arms the
  * progress thread (leave_locked).
  *
- * The progress thread and the grace period.  States (d->progress_state):
+ * The progress thread and the grace period.  States (sched.progress_state):
  * SLEEPING (indefinite wait), GRACE (timed wait), RUNNING.  Arming wakes it
  * only from SLEEPING (one futex call) and puts it in GRACE: pushes during
  * GRACE or RUNNING cost nothing, so a tight enqueue+wait loop pays at most
@@ -90,7 +96,7 @@
  * finishing thread.  Submits count even when their command is not ready:
  * on an in-order queue only the first of a burst is listed at once, the
  * rest wait for their predecessor.  Submitters and pushes only change
- * d->activity (touch(), no clock read); the thread notices a change when
+ * sched.activity (touch(), no clock read); the thread notices a change when
  * it wakes, so a grace ends between one and two grace periods after the
  * last submit.  The wait is capped at TP_BURST_GRACES grace periods after
  * the thread first saw the list non-empty; then it runs what is still
@@ -103,20 +109,20 @@
  * thread on the other core, 2-16 us on the enqueue path on this 2-core
  * machine, measured) was most of clpeak's kernel latency, START - QUEUED,
  * when each turn of the loop took longer than a grace.  Arming signals
- * after d->lock is released (kick_progress).
+ * after sched.lock is released (kick_progress).
  *
  * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
  * notify_event_finished, which libpocl calls after the finished command left
  * its queue's count and after dependents were notified.  A waiter reads
  * finish_gen before it checks its condition (cq->command_count or
- * ev->status, under their own locks); then, under d->lock, if the list is
+ * ev->status, under their own locks); then, under sched.lock, if the list is
  * empty and finish_gen unchanged, it increments `sleeping` (seq_cst), reads
  * finish_gen once more, and sleeps only if it is still unchanged.  The
  * finisher bumps finish_gen before it reads `sleeping`, and broadcasts under
- * d->lock when it sees a sleeper.  In the seq_cst order either the waiter's
+ * sched.lock when it sees a sleeper.  In the seq_cst order either the waiter's
  * second read sees the new finish_gen or the finisher sees the sleeper, and
  * the broadcast cannot fall between that read and the sleep because the
- * waiter holds d->lock there.  A finisher pays one atomic increment and one
+ * waiter holds sched.lock there.  A finisher pays one atomic increment and one
  * load when nobody sleeps -- a waiter that is busy running the queue
  * itself is not woken for every command it finishes.
  *
@@ -143,36 +149,84 @@
 
 typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
 
-/* One drain() in progress on this thread: the device, who drains, and the
- * command that the command this thread is running made ready first (its
- * chain).  Innermost first; NULL outside drain(). */
+enum { TP_PROGRESS_SLEEPING, TP_PROGRESS_GRACE, TP_PROGRESS_RUNNING };
+
+/* The scheduler: one per process, shared by every teams device (Devices,
+ * above).  Set up by the first device's init (tp_sched_attach) and taken
+ * down by the last one's uninit (tp_sched_detach); libpocl initialises and
+ * uninitialises its devices one after another, under its own lock, and only
+ * while no command exists, so `users` needs no lock of ours. */
+typedef struct tp_sched {
+  pthread_mutex_t lock;          /* what it guards: Locks, above */
+  pthread_cond_t waiters_cond;   /* threads blocked in join / wait_event */
+  pthread_cond_t progress_cond;  /* the progress thread (CLOCK_MONOTONIC) */
+  _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
+  _cl_command_node *ready_tail;
+  unsigned runners;              /* threads that will look at the list */
+  const void *exec_owner;        /* the thread running listed commands (its
+                                    tls_me address), NULL when none: one at
+                                    a time, in list order (Order, below) */
+  unsigned exec_depth;           /* its nested drains */
+  uint64_t list_epoch;           /* bumped when the list becomes non-empty */
+  uint64_t armed_at;             /* when the progress thread was last armed */
+  uint64_t grace_ns;             /* the first attached device's grace_us */
+  int progress_started;
+  int progress_state;            /* TP_PROGRESS_* */
+  int shutdown;
+  pthread_t progress;
+  unsigned users;                /* devices attached */
+
+  /* Read without the lock (see Waiting, and touch()). */
+  _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
+                                    waiters_cond; written under lock */
+  _Atomic unsigned finish_gen;   /* bumped after every finished command */
+  _Atomic uint64_t activity;     /* changes at every submit and push: the
+                                    host is still enqueuing (touch()) */
+} tp_sched;
+
+static tp_sched sched;
+
+/* One drain() in progress on this thread: who drains, the command that the
+ * command this thread is running made ready first (its chain), and the
+ * counts of one device not yet added to its counters.  Innermost first;
+ * NULL outside drain(). */
 typedef struct drain_frame {
-  tp_device *d;
   run_by by;
   _cl_command_node *next; /* the chain: at most one command */
-  uint64_t ran, ndrange, groups; /* counts not yet added to d->n_* */
+  tp_device *counted;     /* the device of ran, ndrange and groups (the
+                             first one counted), or NULL */
+  uint64_t ran, ndrange, groups; /* not yet added to counted->n_* */
   struct drain_frame *outer;
 } drain_frame;
 
 static __thread drain_frame *tls_frame;
 
-/* This thread's drain of d's scheduler (d->sched) when a waiter or
- * submitter runs it: the frame that keeps a chain and sums the counters.
- * The progress thread's does neither (see Chains, and Counters below):
- * NULL then, and outside a drain of that scheduler. */
+/* This thread's drain when a waiter or submitter runs it: the frame that
+ * keeps a chain and sums the counters.  The progress thread's does neither
+ * (see Chains, and Counters below): NULL then, and outside a drain. */
 static drain_frame *
-own_frame (tp_device *d)
+own_frame (void)
 {
   drain_frame *f = tls_frame;
-  return f != NULL && f->d == d->sched && f->by != BY_PROGRESS ? f : NULL;
+  return f != NULL && f->by != BY_PROGRESS ? f : NULL;
+}
+
+/* The frame that may count a command of d: this thread's own, when it has
+ * counted nothing yet or only d's. */
+static drain_frame *
+counting_frame (tp_device *d)
+{
+  drain_frame *f = own_frame ();
+  if (f == NULL || (f->counted != NULL && f->counted != d))
+    return NULL;
+  f->counted = d;
+  return f;
 }
 
 typedef enum push_how {
-  PUSH_SELF, /* the pusher drains this device right after (eager submit) */
+  PUSH_SELF, /* the pusher drains right after (eager submit) */
   PUSH_OTHER /* anyone else: lazy submit, notify */
 } push_how;
-
-enum { TP_PROGRESS_SLEEPING, TP_PROGRESS_GRACE, TP_PROGRESS_RUNNING };
 
 static uint64_t
 now_ns (void)
@@ -204,12 +258,12 @@ run_counter (tp_device *d, run_by by)
 }
 
 /* d: the command's device (counters are per device; a frame sums those
- * of its scheduler's own device only). */
+ * of one device, other devices' commands count at once). */
 static void
 count_run (tp_device *d, run_by by)
 {
-  drain_frame *f = own_frame (d);
-  if (f != NULL && f->d == d)
+  drain_frame *f = counting_frame (d);
+  if (f != NULL)
     f->ran++;
   else
     tt_atomic_fetch_add_relaxed (run_counter (d, by), 1);
@@ -218,8 +272,8 @@ count_run (tp_device *d, run_by by)
 void
 tp_count_ndrange (tp_device *d, size_t groups)
 {
-  drain_frame *f = own_frame (d);
-  if (f != NULL && f->d == d)
+  drain_frame *f = counting_frame (d);
+  if (f != NULL)
     {
       f->ndrange++;
       f->groups += groups;
@@ -232,59 +286,62 @@ tp_count_ndrange (tp_device *d, size_t groups)
 static void
 frame_flush (drain_frame *f)
 {
+  tp_device *d = f->counted;
+  if (d == NULL)
+    return;
   if (f->ran)
-    tt_atomic_fetch_add_relaxed (run_counter (f->d, f->by), f->ran);
+    tt_atomic_fetch_add_relaxed (run_counter (d, f->by), f->ran);
   if (f->ndrange)
     {
-      tt_atomic_fetch_add_relaxed (&f->d->n_ndrange, f->ndrange);
-      tt_atomic_fetch_add_relaxed (&f->d->n_groups, f->groups);
+      tt_atomic_fetch_add_relaxed (&d->n_ndrange, f->ndrange);
+      tt_atomic_fetch_add_relaxed (&d->n_groups, f->groups);
     }
   f->ran = f->ndrange = f->groups = 0;
 }
 
 static void *progress_main (void *arg);
 
-/* Precondition: d->lock held.  Makes sure the progress thread will look at
- * the list within the grace period.  Returns 1 when the caller must call
- * kick_progress (d) after releasing d->lock: the thread sleeps and needs a
+/* Precondition: sched.lock held.  Makes sure the progress thread will look
+ * at the list within the grace period.  Returns 1 when the caller must call
+ * kick_progress () after releasing sched.lock: the thread sleeps and needs a
  * signal.  Signalling after the unlock spares the woken thread a block on
- * d->lock that the signaller still holds (two more futex calls, and on a
+ * sched.lock that the signaller still holds (two more futex calls, and on a
  * loaded 2-core machine a context switch, on the enqueue path). */
 static int
-arm_progress_locked (tp_device *d)
+arm_progress_locked (void)
 {
-  if (d->shutdown)
+  if (sched.shutdown)
     return 0;
-  if (!d->progress_started)
+  if (!sched.progress_started)
     {
-      d->progress_state = TP_PROGRESS_GRACE;
-      d->armed_at = now_ns ();
-      if (pthread_create (&d->progress, NULL, progress_main, d) != 0)
+      sched.progress_state = TP_PROGRESS_GRACE;
+      sched.armed_at = now_ns ();
+      if (pthread_create (&sched.progress, NULL, progress_main, NULL) != 0)
         {
           /* No thread: the commands still run when someone waits. */
           fprintf (stderr, "teams: cannot start the progress thread; "
                            "commands run only when waited for\n");
           return 0;
         }
-      d->progress_started = 1;
+      sched.progress_started = 1;
       return 0;
     }
-  if (d->progress_state == TP_PROGRESS_SLEEPING)
+  if (sched.progress_state == TP_PROGRESS_SLEEPING)
     {
-      d->progress_state = TP_PROGRESS_GRACE;
-      d->armed_at = now_ns ();
+      sched.progress_state = TP_PROGRESS_GRACE;
+      sched.armed_at = now_ns ();
       return 1;
     }
   return 0;
 }
 
-/* Precondition: d->lock not held; arm_progress_locked returned 1.  The
- * thread, when it wakes, reads its state under d->lock (set to GRACE by the
+/* Precondition: sched.lock not held; arm_progress_locked returned 1.  The
+ * thread, when it wakes, reads its state under sched.lock (set to GRACE by the
  * arm): a signal that finds it not yet waiting is not needed. */
 static void
-kick_progress (tp_device *d)
+kick_progress (void)
 {
-  pthread_cond_signal (&d->progress_cond);
+  pthread_cond_signal (&sched.progress_cond);
 }
 
 /* Every submit and push: tells the progress thread that the host is still
@@ -293,97 +350,96 @@ kick_progress (tp_device *d)
  * enqueue path); two racing submitters may store the same value, which at
  * worst lets the progress thread start one grace period early. */
 static inline void
-touch (tp_device *d)
+touch (void)
 {
-  tt_atomic_store_relaxed (&d->activity,
-                           tt_atomic_load_relaxed (&d->activity) + 1);
+  tt_atomic_store_relaxed (&sched.activity,
+                           tt_atomic_load_relaxed (&sched.activity) + 1);
 }
 
-/* Precondition: d->lock held and the node's event locked (lock order event ->
- * d).  Appends the node and makes sure a runner will see it.  Returns
- * arm_progress_locked's answer (1: kick after the unlock). */
+/* Precondition: sched.lock held and the node's event locked (lock order
+ * event -> sched.lock).  Appends the node and makes sure a runner will see
+ * it.  Returns arm_progress_locked's answer (1: kick after the unlock). */
 static int
-list_locked (tp_device *d, _cl_command_node *node, push_how how)
+list_locked (_cl_command_node *node, push_how how)
 {
   node->next = NULL;
-  if (d->ready_tail)
-    d->ready_tail->next = node;
+  if (sched.ready_tail)
+    sched.ready_tail->next = node;
   else
     {
-      d->ready_head = node;
-      d->list_epoch++;
+      sched.ready_head = node;
+      sched.list_epoch++;
     }
-  d->ready_tail = node;
-  touch (d);
+  sched.ready_tail = node;
+  touch ();
 
-  if (how == PUSH_SELF || (tls_frame != NULL && tls_frame->d == d))
+  if (how == PUSH_SELF || tls_frame != NULL)
     return 0;
-  if (d->runners > 0)
+  if (sched.runners > 0)
     {
-      if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
-        pthread_cond_broadcast (&d->waiters_cond);
+      if (tt_atomic_load_seq_cst (&sched.sleeping) > 0)
+        pthread_cond_broadcast (&sched.waiters_cond);
       return 0;
     }
-  return arm_progress_locked (d);
+  return arm_progress_locked ();
 }
 
-/* Precondition: the node's event locked, d->lock not held.  Marks the node
+/* Precondition: the node's event locked, sched.lock not held.  Marks the node
  * listed and hands it to a runner: to this thread's chain when a command
  * this thread is running (as a waiter or submitter) made it ready and the
- * chain is empty -- the thread runs it next, without d->lock and without
+ * chain is empty -- the thread runs it next, without sched.lock and without
  * waking anyone -- else to the shared list, where a second command made
  * ready at the same time reaches another waiter. */
 static void
-push (tp_device *d, _cl_command_node *node, push_how how)
+push (_cl_command_node *node, push_how how)
 {
   node->ready |= TP_LISTED;
-  drain_frame *f = own_frame (d);
+  drain_frame *f = own_frame ();
   if (how == PUSH_OTHER && f != NULL && f->next == NULL)
     {
       node->next = NULL;
       f->next = node;
       return;
     }
-  pthread_mutex_lock (&d->lock);
-  int kick = list_locked (d, node, how);
-  pthread_mutex_unlock (&d->lock);
+  pthread_mutex_lock (&sched.lock);
+  int kick = list_locked (node, how);
+  pthread_mutex_unlock (&sched.lock);
   if (kick)
-    kick_progress (d);
+    kick_progress ();
 }
 
-/* Precondition: d->lock held. */
+/* Precondition: sched.lock held. */
 static _cl_command_node *
-pop_locked (tp_device *d)
+pop_locked (void)
 {
-  _cl_command_node *n = d->ready_head;
+  _cl_command_node *n = sched.ready_head;
   if (n != NULL)
     {
-      d->ready_head = n->next;
-      if (d->ready_head == NULL)
-        d->ready_tail = NULL;
+      sched.ready_head = n->next;
+      if (sched.ready_head == NULL)
+        sched.ready_tail = NULL;
       n->next = NULL;
     }
   return n;
 }
 
-/* Precondition: d->lock held; the caller stops being a runner.  Returns 1
+/* Precondition: sched.lock held; the caller stops being a runner.  Returns 1
  * when the caller must kick_progress after the unlock. */
 static int
-leave_locked (tp_device *d)
+leave_locked (void)
 {
-  d->runners--;
-  if (d->ready_head != NULL && d->runners == 0)
-    return arm_progress_locked (d);
+  sched.runners--;
+  if (sched.ready_head != NULL && sched.runners == 0)
+    return arm_progress_locked ();
   return 0;
 }
 
 /* Runs or fails one popped node.  No lock held (see the protocol).  The node
  * is freed by libpocl when its event finishes: not touched afterwards. */
 static void
-run_node (tp_device *d, _cl_command_node *node, run_by by)
+run_node (_cl_command_node *node, run_by by)
 {
-  (void)d;
-  tp_device *nd = node->device->data; /* the command's device */
+  tp_device *d = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
   if (node->ready & TP_FAILED)
     {
@@ -400,21 +456,22 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
         pocl_update_event_failed (ev);
       POCL_UNLOCK_OBJ (ev);
       POclReleaseEvent (ev);
-      tt_atomic_fetch_add_relaxed (&nd->n_failed, 1);
+      tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
       return;
     }
-  count_run (nd, by);
+  count_run (d, by);
   tp_place_command (node);
   if (node->type != CL_COMMAND_NDRANGE_KERNEL)
     {
       pocl_exec_command (node);
       return;
     }
-  /* pocl_exec_command's ND-range case, which can only complete the event:
-   * a launch that lacked memory for its arguments or a participant's
-   * scratch fails it instead (run.c). */
+  /* The one way an ND-range runs (ops->run is NULL, driver.c): the steps
+   * of pocl_exec_command's ND-range case, except that a launch that lacked
+   * memory for its arguments or a participant's scratch fails the event
+   * instead of completing it (run.c). */
   pocl_update_event_running (ev);
-  if (tp_run_ndrange (nd, node) == 0)
+  if (tp_run_ndrange (d, node) == 0)
     {
       POCL_UPDATE_EVENT_COMPLETE_MSG (ev, "Event Enqueue NDRange       ");
       return;
@@ -426,8 +483,7 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
   POclReleaseEvent (ev);
 }
 
-/* Order.  Listed commands run one at a time per scheduler, in list
- * order: a thread pops only while no other thread is running a popped
+/* Order.  Listed commands run one at a time, in list order: a thread pops only while no other thread is running a popped
  * command (exec_owner), and keeps the right through its chain.  PoCL adds
  * no dependency between commands of different queues on a buffer that the
  * devices share (global_mem_id 0: no migration command), so the list
@@ -439,44 +495,44 @@ run_node (tp_device *d, _cl_command_node *node, run_by by)
 static __thread char tls_me;
 
 static int
-exec_busy_locked (tp_device *d)
+exec_busy_locked (void)
 {
-  return d->exec_owner != NULL && d->exec_owner != &tls_me;
+  return sched.exec_owner != NULL && sched.exec_owner != &tls_me;
 }
 
 /* Runs listed commands until the list and this thread's chain are empty.
- * Precondition: d->lock held and the caller counted in d->runners; returns
- * with d->lock held. */
+ * Precondition: sched.lock held and the caller counted in sched.runners;
+ * returns with sched.lock held. */
 static void
-drain_locked (tp_device *d, run_by by)
+drain_locked (run_by by)
 {
-  drain_frame f = { .d = d, .by = by, .outer = tls_frame };
+  drain_frame f = { .by = by, .outer = tls_frame };
   tls_frame = &f;
   _cl_command_node *n;
-  while (!exec_busy_locked (d)
+  while (!exec_busy_locked ()
          /* The progress thread hands over to a waiter that came. */
-         && !(by == BY_PROGRESS && d->runners > 1)
-         && (n = pop_locked (d)) != NULL)
+         && !(by == BY_PROGRESS && sched.runners > 1)
+         && (n = pop_locked ()) != NULL)
     {
-      d->exec_owner = &tls_me;
-      d->exec_depth++;
-      pthread_mutex_unlock (&d->lock);
+      sched.exec_owner = &tls_me;
+      sched.exec_depth++;
+      pthread_mutex_unlock (&sched.lock);
       for (;;)
         {
-          run_node (d, n, by);
+          run_node (n, by);
           /* The first command n made ready (pushed during run_node). */
           if ((n = f.next) == NULL)
             break;
           f.next = NULL;
         }
-      pthread_mutex_lock (&d->lock);
-      if (--d->exec_depth == 0)
+      pthread_mutex_lock (&sched.lock);
+      if (--sched.exec_depth == 0)
         {
-          d->exec_owner = NULL;
+          sched.exec_owner = NULL;
           /* Waiters that found the right taken sleep for it. */
-          if (d->ready_head != NULL
-              && tt_atomic_load_seq_cst (&d->sleeping) > 0)
-            pthread_cond_broadcast (&d->waiters_cond);
+          if (sched.ready_head != NULL
+              && tt_atomic_load_seq_cst (&sched.sleeping) > 0)
+            pthread_cond_broadcast (&sched.waiters_cond);
         }
     }
   frame_flush (&f);
@@ -484,15 +540,15 @@ drain_locked (tp_device *d, run_by by)
 }
 
 static void
-drain (tp_device *d, run_by by)
+drain (run_by by)
 {
-  pthread_mutex_lock (&d->lock);
-  d->runners++;
-  drain_locked (d, by);
-  int kick = leave_locked (d);
-  pthread_mutex_unlock (&d->lock);
+  pthread_mutex_lock (&sched.lock);
+  sched.runners++;
+  drain_locked (by);
+  int kick = leave_locked ();
+  pthread_mutex_unlock (&sched.lock);
   if (kick)
-    kick_progress (d);
+    kick_progress ();
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */
@@ -529,9 +585,9 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 {
   if (!tt_atomic_load_relaxed (&commands_checked))
     check_command_abi (node, cq);
-  tp_device *nd = node->device->data, *d = nd->sched;
+  tp_device *d = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
-  touch (d);
+  touch ();
 
   /* Resolve the work-group function here, before the event can go
    * RUNNING, as basic does; no compile but for built-in kernels (jit.c). */
@@ -550,12 +606,12 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
           listed = 1;
         }
     }
-  int eager = nd->set.submit == TP_SUBMIT_EAGER;
+  int eager = d->set.submit == TP_SUBMIT_EAGER;
   if (listed)
-    push (d, node, eager ? PUSH_SELF : PUSH_OTHER);
+    push (node, eager ? PUSH_SELF : PUSH_OTHER);
   POCL_UNLOCK_OBJ (ev);
   if (listed && eager)
-    drain (d, BY_SUBMIT);
+    drain (BY_SUBMIT);
 }
 
 /* Called by pocl_broadcast with both events locked; must return with both
@@ -563,7 +619,6 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 void
 tp_notify (cl_device_id device, cl_event event, cl_event finished)
 {
-  tp_device *d = ((tp_device *)device->data)->sched;
   _cl_command_node *node = event->command;
 
   if (node->ready & TP_LISTED)
@@ -578,7 +633,7 @@ tp_notify (cl_device_id device, cl_event event, cl_event finished)
         return;
       pocl_update_event_submitted (event);
     }
-  push (d, node, PUSH_OTHER);
+  push (node, PUSH_OTHER);
 }
 
 /* clFlush: every listed command already reaches a runner or the progress
@@ -614,91 +669,90 @@ event_done (void *what)
 /* The wait loop of join and wait_event: run what is ready, sleep only when
  * nothing is ready and nothing finished since the last look. */
 static void
-wait_until (tp_device *d, done_fn done, void *what)
+wait_until (done_fn done, void *what)
 {
-  pthread_mutex_lock (&d->lock);
-  d->runners++;
+  pthread_mutex_lock (&sched.lock);
+  sched.runners++;
   for (;;)
     {
-      drain_locked (d, BY_WAITER);
-      unsigned gen = tt_atomic_load_seq_cst (&d->finish_gen);
-      pthread_mutex_unlock (&d->lock);
+      drain_locked (BY_WAITER);
+      unsigned gen = tt_atomic_load_seq_cst (&sched.finish_gen);
+      pthread_mutex_unlock (&sched.lock);
       int ok = done (what);
-      pthread_mutex_lock (&d->lock);
+      pthread_mutex_lock (&sched.lock);
       if (ok)
         break;
-      if ((d->ready_head == NULL || exec_busy_locked (d))
-          && tt_atomic_load_seq_cst (&d->finish_gen) == gen)
+      if ((sched.ready_head == NULL || exec_busy_locked ())
+          && tt_atomic_load_seq_cst (&sched.finish_gen) == gen)
         {
-          tt_atomic_fetch_add_seq_cst (&d->sleeping, 1);
-          if (tt_atomic_load_seq_cst (&d->finish_gen) == gen)
-            pthread_cond_wait (&d->waiters_cond, &d->lock);
-          tt_atomic_fetch_sub_seq_cst (&d->sleeping, 1);
+          tt_atomic_fetch_add_seq_cst (&sched.sleeping, 1);
+          if (tt_atomic_load_seq_cst (&sched.finish_gen) == gen)
+            pthread_cond_wait (&sched.waiters_cond, &sched.lock);
+          tt_atomic_fetch_sub_seq_cst (&sched.sleeping, 1);
         }
     }
-  int kick = leave_locked (d);
-  pthread_mutex_unlock (&d->lock);
+  int kick = leave_locked ();
+  pthread_mutex_unlock (&sched.lock);
   if (kick)
-    kick_progress (d);
+    kick_progress ();
 }
 
 void
 tp_join (cl_device_id device, cl_command_queue cq)
 {
-  wait_until (((tp_device *)device->data)->sched, queue_done, cq);
+  wait_until (queue_done, cq);
 }
 
 void
 tp_wait_event (cl_device_id device, cl_event event)
 {
-  wait_until (((tp_device *)device->data)->sched, event_done, event);
+  wait_until (event_done, event);
 }
 
 /* Called by libpocl with the event locked, after the command left its
- * queue's count (lock order event -> d->lock). */
+ * queue's count (lock order event -> sched.lock). */
 void
 tp_notify_event_finished (cl_event event)
 {
-  tp_device *d = ((tp_device *)event->queue->device->data)->sched;
-  tt_atomic_fetch_add_seq_cst (&d->finish_gen, 1);
-  if (tt_atomic_load_seq_cst (&d->sleeping) > 0)
+  tt_atomic_fetch_add_seq_cst (&sched.finish_gen, 1);
+  if (tt_atomic_load_seq_cst (&sched.sleeping) > 0)
     {
-      pthread_mutex_lock (&d->lock);
-      pthread_cond_broadcast (&d->waiters_cond);
-      pthread_mutex_unlock (&d->lock);
+      pthread_mutex_lock (&sched.lock);
+      pthread_cond_broadcast (&sched.waiters_cond);
+      pthread_mutex_unlock (&sched.lock);
     }
 }
 
 /* ---- the progress thread --------------------------------------------------------------- */
 
 static void
-timed_wait_until (tp_device *d, uint64_t deadline)
+timed_wait_until (uint64_t deadline)
 {
   struct timespec ts = { (time_t)(deadline / 1000000000u),
                          (long)(deadline % 1000000000u) };
-  pthread_cond_timedwait (&d->progress_cond, &d->lock, &ts);
+  pthread_cond_timedwait (&sched.progress_cond, &sched.lock, &ts);
 }
 
 static void *
 progress_main (void *arg)
 {
-  tp_device *d = arg;
+  (void)arg;
   /* What this thread saw, and when: the activity value (quiet_from: when
    * it last changed) and the list's epoch (first_seen: when this thread
    * first saw the list non-empty since it last was empty). */
   uint64_t seen_activity = 0, quiet_from = 0;
   uint64_t seen_epoch = 0, first_seen = 0;
-  pthread_mutex_lock (&d->lock);
-  while (!d->shutdown)
+  pthread_mutex_lock (&sched.lock);
+  while (!sched.shutdown)
     {
-      if (d->progress_state == TP_PROGRESS_SLEEPING)
+      if (sched.progress_state == TP_PROGRESS_SLEEPING)
         {
           /* Arming wakes us. */
-          pthread_cond_wait (&d->progress_cond, &d->lock);
+          pthread_cond_wait (&sched.progress_cond, &sched.lock);
           continue;
         }
-      uint64_t t = now_ns (), g = d->set.grace_ns;
-      uint64_t act = tt_atomic_load_relaxed (&d->activity);
+      uint64_t t = now_ns (), g = sched.grace_ns;
+      uint64_t act = tt_atomic_load_relaxed (&sched.activity);
       if (act != seen_activity)
         {
           seen_activity = act;
@@ -708,29 +762,29 @@ progress_main (void *arg)
        * graces, look again every grace instead of sleeping, so that the
        * next push finds this thread in GRACE and costs no signal. */
       int linger = t < quiet_from + (uint64_t)TP_LINGER_GRACES * g;
-      if (d->runners > 0)
+      if (sched.runners > 0)
         {
           /* A runner owns the list (it re-arms us when it leaves with
            * commands listed). */
           if (linger)
             {
-              d->progress_state = TP_PROGRESS_GRACE;
-              timed_wait_until (d, t + g);
+              sched.progress_state = TP_PROGRESS_GRACE;
+              timed_wait_until (t + g);
             }
           else
-            d->progress_state = TP_PROGRESS_SLEEPING;
+            sched.progress_state = TP_PROGRESS_SLEEPING;
           continue;
         }
       /* Due: grace after arming and after the host's last submit or push
        * (as this thread saw it), capped at TP_BURST_GRACES graces after it
        * saw the list non-empty. */
-      if (d->list_epoch != seen_epoch)
+      if (sched.list_epoch != seen_epoch)
         {
-          seen_epoch = d->list_epoch;
+          seen_epoch = sched.list_epoch;
           first_seen = t;
         }
-      uint64_t due = d->armed_at + g;
-      if (d->ready_head != NULL)
+      uint64_t due = sched.armed_at + g;
+      if (sched.ready_head != NULL)
         {
           uint64_t quiet = quiet_from + g;
           uint64_t cap = first_seen + (uint64_t)TP_BURST_GRACES * g;
@@ -740,34 +794,41 @@ progress_main (void *arg)
         }
       if (t < due)
         {
-          d->progress_state = TP_PROGRESS_GRACE;
-          timed_wait_until (d, due);
+          sched.progress_state = TP_PROGRESS_GRACE;
+          timed_wait_until (due);
           continue;
         }
-      if (d->ready_head == NULL)
+      if (sched.ready_head == NULL)
         {
           if (linger)
-            timed_wait_until (d, t + g);
+            timed_wait_until (t + g);
           else
-            d->progress_state = TP_PROGRESS_SLEEPING;
+            sched.progress_state = TP_PROGRESS_SLEEPING;
           continue;
         }
-      d->progress_state = TP_PROGRESS_RUNNING;
-      d->runners++;
-      drain_locked (d, BY_PROGRESS);
-      d->runners--;
+      sched.progress_state = TP_PROGRESS_RUNNING;
+      sched.runners++;
+      drain_locked (BY_PROGRESS);
+      sched.runners--;
       /* Stay in GRACE for another period: pushes right after a burst find
        * us awake. */
-      d->progress_state = TP_PROGRESS_GRACE;
-      d->armed_at = now_ns ();
+      sched.progress_state = TP_PROGRESS_GRACE;
+      sched.armed_at = now_ns ();
     }
-  pthread_mutex_unlock (&d->lock);
+  pthread_mutex_unlock (&sched.lock);
   return NULL;
 }
 
+/* Precondition (both): libpocl's device init lock (see tp_sched). */
 int
-tp_queue_init (tp_device *d)
+tp_sched_attach (const tp_device *d)
 {
+  if (sched.users > 0)
+    {
+      sched.users++;
+      return 0;
+    }
+  memset (&sched, 0, sizeof sched);
   /* Adaptive: the lock is held for a few instructions at a time, and a
    * waiter that finds the progress thread holding it should spin a little
    * rather than sleep on it (a futex sleep and wake-up, tens of us on a
@@ -775,35 +836,39 @@ tp_queue_init (tp_device *d)
   pthread_mutexattr_t ma;
   pthread_mutexattr_init (&ma);
   pthread_mutexattr_settype (&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-  int rc = pthread_mutex_init (&d->lock, &ma);
+  int rc = pthread_mutex_init (&sched.lock, &ma);
   pthread_mutexattr_destroy (&ma);
   if (rc != 0)
     return -1;
-  pthread_cond_init (&d->waiters_cond, NULL);
+  pthread_cond_init (&sched.waiters_cond, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init (&ca);
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
-  pthread_cond_init (&d->progress_cond, &ca);
+  pthread_cond_init (&sched.progress_cond, &ca);
   pthread_condattr_destroy (&ca);
-  d->progress_state = TP_PROGRESS_SLEEPING;
-  d->ready_head = d->ready_tail = NULL;
-  atomic_init (&d->sleeping, 0);
-  atomic_init (&d->finish_gen, 0);
+  sched.progress_state = TP_PROGRESS_SLEEPING;
+  sched.grace_ns = d->set.grace_ns;
+  tt_atomic_init (&sched.sleeping, 0);
+  tt_atomic_init (&sched.finish_gen, 0);
+  tt_atomic_init (&sched.activity, 0);
+  sched.users = 1;
   return 0;
 }
 
 void
-tp_queue_fini (tp_device *d)
+tp_sched_detach (void)
 {
-  pthread_mutex_lock (&d->lock);
-  d->shutdown = 1;
-  int started = d->progress_started;
+  if (sched.users == 0 || --sched.users > 0)
+    return;
+  pthread_mutex_lock (&sched.lock);
+  sched.shutdown = 1;
+  int started = sched.progress_started;
   if (started)
-    pthread_cond_signal (&d->progress_cond);
-  pthread_mutex_unlock (&d->lock);
+    pthread_cond_signal (&sched.progress_cond);
+  pthread_mutex_unlock (&sched.lock);
   if (started)
-    pthread_join (d->progress, NULL);
-  pthread_cond_destroy (&d->waiters_cond);
-  pthread_cond_destroy (&d->progress_cond);
-  pthread_mutex_destroy (&d->lock);
+    pthread_join (sched.progress, NULL);
+  pthread_cond_destroy (&sched.waiters_cond);
+  pthread_cond_destroy (&sched.progress_cond);
+  pthread_mutex_destroy (&sched.lock);
 }

@@ -27,8 +27,9 @@
  * What is shared is read-only during the region: the launch description,
  * the command's argument values and pocl_context, the buffers' device
  * pointers.  The description is published to the participants by the team's
- * region start (release/acquire inside tt_foreach_chunk) and outlives the
- * region (the caller waits for the region to end).
+ * region start (a release store by the caller and the workers' acquire,
+ * in the team's region under tt_foreach_range and tt__foreach_range_on)
+ * and outlives the region (the caller waits for the region to end).
  *
  * Floating-point state: PoCL compiles the flush-to-zero choice into the
  * program (program->flush_denorms) and the kernel may change the rounding
@@ -343,14 +344,18 @@ range_fn (void *ctx, size_t begin, size_t end)
 }
 
 /* Runs the work-groups of L on the team, on at most p participants (the
- * device's compute units: fewer on a sub-device).  tt_foreach_range fails
+ * device's compute units: fewer on a sub-device).  The range fails
  * only on arguments the settings parser already refused (a grain so large
  * that m + grain overflows); should it fail anyway, the groups run here,
  * serially, so that the command still completes whole. */
 static void
 run_on_team (struct tp_launch *L, const tp_settings *set, size_t p)
 {
-  if (tt_foreach_range (range_fn, L, L->m, set->grain, p, set->schedule) != 0)
+  /* The kernel names the loop (its work-group function): range_fn runs
+   * every kernel, and each has costs of its own (launcher/way.c). */
+  if (tt__foreach_range_site ((const void *)L->wg, range_fn, L, L->m,
+                              set->grain, p, set->schedule)
+      != 0)
     run_groups (L, 0, L->m);
 }
 
@@ -374,8 +379,8 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
 }
 
 /* An ND-range command, run between RUNNING and COMPLETE by queue.c's
- * run_node (in place of pocl_exec_command, so that it can fail the event),
- * on the thread queue.c chose; no lock held.  Returns 0, or -1 when memory
+ * run_node (in place of pocl_exec_command, so that it can fail the event;
+ * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns 0, or -1 when memory
  * for the launch was missing: some work-groups did not run, and the event
  * must fail.  Releases the node's dlhandle reference (TP_JIT) either way. */
 int
@@ -518,7 +523,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
   if (d->record)
     {
       for (unsigned w = 0; w < TP_RAN_WORDS; ++w)
-        atomic_init (&ran[w], 0);
+        tt_atomic_init (&ran[w], 0);
       L.ran = ran;
     }
   if (cmd->device->parent_device != NULL)
@@ -558,15 +563,4 @@ out:
   if (cmd->ready & TP_JIT)
     pocl_release_dlhandle_cache (cmd);
   return rc;
-}
-
-/* ops->run: PoCL calls it only from pocl_exec_command, which queue.c does
- * not use for ND-ranges; kept for a caller that would, which cannot be told
- * of a failure and so gets one on stderr. */
-void
-tp_run (void *data, _cl_command_node *cmd)
-{
-  if (tp_run_ndrange (data, cmd) != 0)
-    fprintf (stderr, "teams: out of memory: an ND-range command did not run "
-                     "all its work-groups\n");
 }

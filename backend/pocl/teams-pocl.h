@@ -1,6 +1,7 @@
 /* teams PoCL driver: internal contract between driver.c (registration, init,
- * ABI check), queue.c (who runs which command, when) and run.c (an ND-range
- * on the team).
+ * ABI check, settings), queue.c (who runs which command, when: the
+ * scheduler), run.c (an ND-range on the team), jit.c (work-group functions),
+ * memory.c (buffer placement) and subdev.c (sub-devices).
  *
  * Includes PoCL's private headers (extracted from pocl-source at configure
  * time) through our own config.h; see backend/pocl/CMakeLists.txt. */
@@ -100,39 +101,13 @@ void tp_free_mem_obj (cl_device_id device, cl_mem mem,
 void tp_place_command (_cl_command_node *node);
 
 /* ---- per-device state ---------------------------------------------------------- */
+/* One teams device (device->data; its sub-devices share it).  The
+ * scheduler that runs every device's commands is not here: queue.c owns
+ * it, one per process (queue.c, Devices). */
 typedef struct tp_device {
   cl_device_id dev;
   void *basic_data;        /* basic's device->data (printf buffer etc.) */
   tp_settings set;
-  /* The device whose scheduler state (below, to the counters) this
-   * device's commands use: the first teams device initialised, for all
-   * (queue.c, Devices).  Itself for that one. */
-  struct tp_device *sched;
-
-  /* Scheduler state, protected by lock (queue.c has the protocol). */
-  pthread_mutex_t lock;
-  pthread_cond_t waiters_cond;   /* threads blocked in join / wait_event */
-  pthread_cond_t progress_cond;  /* the progress thread (CLOCK_MONOTONIC) */
-  _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
-  _cl_command_node *ready_tail;
-  unsigned runners;              /* threads that will look at the list */
-  const void *exec_owner;        /* the thread running listed commands (its
-                                    tls address), NULL when none: one at a
-                                    time, in list order (queue.c, Order) */
-  unsigned exec_depth;           /* its nested drains */
-  uint64_t list_epoch;           /* bumped when the list becomes non-empty */
-  uint64_t armed_at;             /* when the progress thread was last armed */
-  int progress_started;
-  int progress_state;            /* TP_PROGRESS_* */
-  int shutdown;
-  pthread_t progress;
-
-  /* Read without the lock (see the protocol in queue.c). */
-  _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
-                                    waiters_cond; written under lock */
-  _Atomic unsigned finish_gen;   /* bumped after every finished command */
-  _Atomic uint64_t activity;     /* changes at every submit and push: the
-                                    host is still enqueuing (touch()) */
 
   /* Counters for tests and benchmarks (queue.c: exact once the thread that
    * ran a command has left its drain; relaxed). */
@@ -184,8 +159,12 @@ void tp_flush (cl_device_id device, cl_command_queue cq);
 void tp_join (cl_device_id device, cl_command_queue cq);
 void tp_wait_event (cl_device_id device, cl_event event);
 void tp_notify_event_finished (cl_event event);
-int tp_queue_init (tp_device *d);
-void tp_queue_fini (tp_device *d);
+/* A device's init attaches it to the process's scheduler (the first one
+ * sets it up, with its grace period), its uninit detaches it (the last one
+ * stops the progress thread); attach returns 0 or -1.  Called under
+ * libpocl's device init lock, while no command exists. */
+int tp_sched_attach (const tp_device *d);
+void tp_sched_detach (void);
 
 /* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
 void tp_count_ndrange (tp_device *d, size_t groups);
@@ -200,10 +179,10 @@ int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
 int tp_jit_resolve (tp_device *d, _cl_command_node *node);
 
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
-/* Runs an ND-range command (queue.c, between RUNNING and COMPLETE); 0, or
- * -1 when memory was missing and the command must fail.  Releases the
- * node's dlhandle reference (TP_JIT). */
+/* Runs an ND-range command of device d (queue.c's run_node, between
+ * RUNNING and COMPLETE: the only way an ND-range runs); 0, or -1 when
+ * memory was missing and the command must fail.  Releases the node's
+ * dlhandle reference (TP_JIT). */
 int tp_run_ndrange (tp_device *d, _cl_command_node *cmd);
-void tp_run (void *data, _cl_command_node *cmd);
 
 #endif

@@ -1,6 +1,7 @@
 /* teams: error codes.  Every function that can fail returns 0 or one of these
- * negative errno-style codes; tt_strerror() names them.  One table
- * (TT_ERRNO_MAP) is the single source for codes and messages. */
+ * negative errno-style codes; tt_strerror() describes them and tt_err_name()
+ * names them (libuv's uv_strerror and uv_err_name).  One table
+ * (TT_ERRNO_MAP) is the single source for codes, names and messages. */
 #ifndef TEAMS_ERRORS_H
 #define TEAMS_ERRORS_H
 
@@ -29,6 +30,10 @@ enum {
 /* A static string describing err (0 gives "success"; unknown codes give
  * "unknown error"). */
 TT_EXTERN const char *tt_strerror(int err);
+
+/* The name of err's constant as a static string: "TT_EINVAL" for TT_EINVAL
+ * (0 gives "0"; unknown codes give "TT_UNKNOWN", which names no code). */
+TT_EXTERN const char *tt_err_name(int err);
 
 #ifdef __cplusplus
 }

@@ -4,9 +4,9 @@
  * NDRange) cut into work-groups, OpenCL style.  Work-groups are the unit of
  * scheduling: a participant of the team runs whole groups, and inside a group
  * it loops over the work-items itself (see teams/kernel.h for how kernels are
- * written).  A launch is one team region: one tt_foreach_chunk (static,
- * greedy) or one tt_foreach_range (steal, auto), and one indirect call per
- * chunk of groups into code generated for the kernel.  Nothing is allocated
+ * written).  A launch is one tt_foreach_range call over its groups, whatever
+ * the schedule, and one indirect call per chunk of groups into code
+ * generated for the kernel.  Nothing is allocated
  * on the launch path once the participants' local memory has grown to size.
  *
  *   tt_launch_config cfg = {.dims = 1, .global = {n}};   // local 0: choose
@@ -60,8 +60,9 @@ typedef struct tt_launch_config {
 
   tt_schedule schedule; /* default TT_SCHED_STATIC */
   size_t participants;  /* at most this many participants; 0: the whole team */
-  /* Groups per chunk (greedy) or per grain (steal, auto); 0: the launcher
-   * chooses (about 8 chunks per participant greedy, 16 grains stealing). */
+  /* Groups per grain, as tt_foreach_range's grain; 0 takes the schedule's
+   * default, the same as the PoCL driver's (1 for static and auto, about 64
+   * chunks per participant for greedy and steal). */
   size_t grain;
 
   /* Optional statistics: groups_run[i] += groups run by participant i, for

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "errors.h"
 #include "export.h"
+#include "version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +77,17 @@ TT_EXTERN size_t tt_team_size(void);
  * (0 for the caller), or -1 outside any chunk.  In a serial region it is 0. */
 TT_EXTERN int tt_participant(void);
 
+/* Structs the library fills (tt_team_info, tt_steal_stats) keep their size
+ * from one version to the next: a field added later takes the place of
+ * reserved words of its size (libuv's reserved[]), so that a program built
+ * against an older header passes a struct as large as the library writes.
+ * The library leaves reserved as it was or zero; do not read it.  A field
+ * added in version V is filled by libraries from V on (tt_version()): zero
+ * the struct first to read 0 from an older one.  The sizes on 64-bit targets are checked where
+ * the library is built (launcher/version.c) and by tests/test-version.c. */
+#define TT_TEAM_INFO_SIZE 128
+#define TT_STEAL_STATS_SIZE 128
+
 /* Facts about the running team, for tools and tests. */
 typedef struct tt_team_info {
   size_t size;          /* participants: workers + caller */
@@ -85,7 +97,11 @@ typedef struct tt_team_info {
   int sentinel;         /* 1 when TEAMS_IDLE=sentinel */
   int pinned;           /* 0 none, 1 cores, 2 numa */
   double start_ms;      /* time taken by the last team start */
-  const char *degraded; /* why fewer workers than requested, or NULL */
+  /* Why fewer workers than requested, or NULL.  A string in the library's
+   * storage, unchanged until the next tt_team_shutdown (the team's next
+   * start writes it anew): copy it to keep it longer. */
+  const char *degraded;
+  uint64_t reserved[9]; /* room to grow (above) */
 } tt_team_info;
 
 TT_EXTERN int tt_team_get_info(tt_team_info *info);
@@ -103,11 +119,12 @@ typedef struct tt_steal_stats {
                         the grain); 0 before the thread's first steal region */
   uint64_t joined;   /* participants that ran, the caller included */
   uint64_t backoffs; /* pauses before stealing from a running owner */
+  uint64_t reserved[8]; /* room to grow (see tt_team_info) */
 } tt_steal_stats;
 
 /* Counters of the last steal region run by the calling thread (all zero
- * before its first).  Regions that ran serially because they were nested in
- * a chunk are not steal regions and leave them alone.  Returns 0 or TT_EINVAL
+ * before its first; reserved zero too).  Regions that ran serially because
+ * they were nested in a chunk are not steal regions and leave them alone.  Returns 0 or TT_EINVAL
  * (out == NULL).  moved_cross_llc and moved_cross_node count only moves
  * between participants pinned to known PUs (TEAMS_PIN=cores|numa). */
 TT_EXTERN int tt_steal_last_stats(tt_steal_stats *out);

@@ -1,9 +1,15 @@
 /* teams: named atomic operations (internal; the PoCL driver's too, through
  * teams-internal.h).
  *
- * Every atomic operation in launcher/ and backend/ goes through one of
- * these (no atomic_* call appears outside this file), so each memory order
- * is written in the name and can be found with grep and reviewed.  Thin macros over C11 <stdatomic.h>. */
+ * Atomic loads, stores and read-modify-writes in launcher/ and backend/ go
+ * through these macros, so each memory order is written in the name and
+ * can be found with grep and reviewed (mimalloc's atomic.h): thin macros
+ * over C11 <stdatomic.h> for _Atomic objects, and, for the few words that
+ * cannot be declared _Atomic (a byte of the caller's memory, a field of
+ * PoCL's structs), the *_plain_* ones over the compiler's __atomic
+ * builtins, which C11 offers nothing for.  tt_atomic_init initialises an
+ * _Atomic object no other thread can see yet (C11's atomic_init: no
+ * atomic operation, so it has no order). */
 #ifndef TEAMS_ATOMIC_H
 #define TEAMS_ATOMIC_H
 
@@ -45,5 +51,17 @@
                                         memory_order_acq_rel,                  \
                                         memory_order_acquire)
 #define tt_atomic_fence_seq_cst() atomic_thread_fence(memory_order_seq_cst)
+#define tt_atomic_init(p, v) atomic_init((p), (v))
+
+/* On plain (not _Atomic) objects; the compiler's builtins. */
+#define tt_atomic_plain_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define tt_atomic_plain_store_relaxed(p, v)                                    \
+  __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define tt_atomic_plain_fetch_add_relaxed(p, v)                                \
+  __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+/* Compare-and-swap, strong: on failure *expected receives the value. */
+#define tt_atomic_plain_cas_relaxed(p, expected, desired)                      \
+  __atomic_compare_exchange_n((p), (expected), (desired), 0,                   \
+                              __ATOMIC_RELAXED, __ATOMIC_RELAXED)
 
 #endif

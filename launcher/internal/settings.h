@@ -31,40 +31,33 @@
  *   KIND CHOICE: one of CHOICES ("a|b|c"); DEFAULT is the index. */
 #define TT__SETTINGS(X)                                                        \
   X(NUM_THREADS, "TEAMS_NUM_THREADS", INT, 1, 4096, NULL, -1,                  \
-    "participants (workers + caller); set, it also stops the resizing",       \
-    "the team's CPUs, capped by a cgroup CPU quota (launcher/cpuset.h)")                                                                 \
+    "participants, workers + caller (set: no resizing)",                      \
+    "the CPUs the process may use, capped by its cgroup quota (cpuset.h)")    \
   X(SPIN_US, "TEAMS_SPIN_US", INT, 0, 10000000, NULL, 100,                     \
-    "idle spin before sleeping, us",                                           \
-    "teams-bench wake sweep (launcher/idle.c)")                                \
+    "idle spin before sleeping, us", "teams-bench's wake sweep (idle.c)")     \
   X(IDLE, "TEAMS_IDLE", CHOICE, 0, 0, "sleep|sentinel", 0,                     \
-    "sentinel keeps one idle worker spinning for the next region", "")         \
+    "with sentinel one idle worker keeps spinning", "")                           \
   X(RUN, "TEAMS_RUN", CHOICE, 0, 0, "auto|team|serial|openmp", 0,              \
-    "how regions run: auto picks the cheapest way as measured; team, "        \
-    "serial, openmp fix it",                                                   \
-    "launcher/way.c")                                                          \
+    "how regions run: the cheapest as measured, or fixed", "way.c")           \
   X(BUSY, "TEAMS_BUSY", CHOICE, 0, 0, "serial|wait", 0,                        \
-    "a launch while another thread holds the team: serial, or wait", "")      \
+    "a region while another thread holds the team", "")                       \
   X(PIN, "TEAMS_PIN", CHOICE, 0, 0, "none|cores|numa", 0,                      \
-    "pin participants to PUs (cores: along the topology, numa: spread over "  \
-    "nodes)", "")                                                              \
-  X(TREE_MIN, "TEAMS_TREE_MIN", INT, 2, 4097, NULL, TT__TREE_MIN_DEFAULT,                        \
-    "regions of this many participants or more fork and join along a tree",   \
-    "teams-sim's fork/join model (launcher/fork.c)")                           \
-  X(TREE_K, "TEAMS_TREE_K", INT, 1, 64, NULL, TT__TREE_K_DEFAULT,            \
-    "the tree's branching",       \
-    "teams-sim's fork/join model (launcher/fork.c)")                           \
+    "pin participants to PUs", "")                                            \
+  X(TREE_MIN, "TEAMS_TREE_MIN", INT, 2, 4097, NULL, TT__TREE_MIN_DEFAULT,      \
+    "regions of this many participants or more go along a tree",             \
+    "teams-sim's fork/join model (fork.c)")                                    \
+  X(TREE_K, "TEAMS_TREE_K", INT, 1, 64, NULL, TT__TREE_K_DEFAULT,              \
+    "the tree's branching", "teams-sim's fork/join model (fork.c)")            \
   X(VICTIMS, "TEAMS_VICTIMS", CHOICE, 0, 0, "topology|cyclic", 0,              \
-    "steal victims in topology order, or cyclic (pinning kept)", "")          \
+    "steal victims by topology, or cyclic", "")                               \
   X(BLOCKS, "TEAMS_BLOCKS", CHOICE, 0, 0, "dealt|contiguous", 0,               \
-    "a range's blocks dealt over nodes and LLCs, or block c on "              \
-    "participant c (tt_mem_touch follows)", "")                               \
+    "a range's blocks dealt over nodes and LLCs, or in order", "")            \
   X(DEBUG, "TEAMS_DEBUG", CHOICE, 0, 0, "0|1", 0,                              \
-    "1: print the settings and the team at start, and at exit what the "      \
-    "runtime chose", "")                                                       \
+    "with 1 the team and settings at start, a report at exit", "")                \
   X(POCL_TOPOLOGY, "TEAMS_POCL_TOPOLOGY", TEXT, 0, 0, NULL, -1,                \
-    "the driver's sub-devices from this hwloc synthetic machine (tests)", "")  \
+    "tests: the driver's sub-devices on this hwloc synthetic machine", "")    \
   X(POCL_RECORD_PARTICIPANTS, "TEAMS_POCL_RECORD_PARTICIPANTS", CHOICE, 0, 0,  \
-    "0|1", 0, "1: the driver records which participants ran (tests)", "")
+    "0|1", 0, "tests: the driver records which participants ran", "")
 
 typedef enum tt__setting_id {
 #define TT__SETTING_ID(id, ...) TT__SET_##id,
@@ -92,10 +85,10 @@ void tt__settings_read(tt__settings *out);
 TT_INTERNAL long tt__setting(tt__setting_id id);
 TT_INTERNAL const char *tt__setting_text(tt__setting_id id);
 
-/* Prints the table: as markdown rows (| `NAME` | type and range | default
- * | meaning |, the README's environment table) when markdown is set, else
- * one line per setting, after prefix, with the value s holds (s may be
- * NULL: defaults). */
+/* Prints the table: as markdown rows (| `NAME` | values: meaning | default
+ * |, the README's environment table) when markdown is set, else one line
+ * per setting, after prefix, with the value s holds (s may be NULL:
+ * defaults) and where the default comes from. */
 void tt__settings_print(FILE *out, const tt__settings *s, bool markdown,
                         const char *prefix);
 

@@ -6,8 +6,11 @@
 #   2. by hand: pkg-config --static, with libteams.a for -lteams, so the link
 #      needs exactly what teams.pc says the archive needs (hwloc, -lm,
 #      -pthread).
-# Either program must use ROOT's library, not the build tree's.  With
-# --install, `cmake --install BUILD --prefix ROOT` makes ROOT first.
+# Either program must use ROOT's library, not the build tree's, and print
+# the version of teams.pc (the consumer checks its header, its library and
+# the CMake package against each other).  teams/mpi.h is installed exactly
+# when the MPI layer is.  With --install, `cmake --install BUILD --prefix
+# ROOT` makes ROOT first.
 set -eu
 build=
 if [ "$1" = "--install" ]; then
@@ -34,13 +37,28 @@ case "$lib" in
   "$root"/*) echo "libteams.so.0 => $lib" ;;
   *) echo "check.sh: the consumer loads libteams.so.0 from '$lib', not from $root" >&2; exit 1 ;;
 esac
-"$work/cmake/consumer"
-
-echo "== pkg-config --static teams, libteams.a"
 pc=$(find "$root" -name teams.pc | head -n 1)
 [ -n "$pc" ] || { echo "check.sh: no teams.pc under $root" >&2; exit 1; }
 PKG_CONFIG_PATH=$(dirname "$pc")
 export PKG_CONFIG_PATH
+version=$(pkg-config --modversion teams)
+run_consumer() { # the program; prints its output, checks its version line
+  out=$("$1") || { echo "$out"; echo "check.sh: $1 failed" >&2; exit 1; }
+  echo "$out"
+  echo "$out" | grep -qx "version: $version" ||
+    { echo "check.sh: $1 is not version $version (teams.pc)" >&2; exit 1; }
+}
+run_consumer "$work/cmake/consumer"
+
+if [ -n "$(find "$root" -name 'libteams-mpi.so*' | head -n 1)" ]; then
+  [ -f "$root/include/teams/mpi.h" ] ||
+    { echo "check.sh: the MPI layer without teams/mpi.h" >&2; exit 1; }
+elif [ -e "$root/include/teams/mpi.h" ]; then
+  echo "check.sh: teams/mpi.h installed without the MPI layer" >&2
+  exit 1
+fi
+
+echo "== pkg-config --static teams, libteams.a"
 cflags=$(pkg-config --cflags teams)
 libs=$(pkg-config --static --libs teams)
 echo "cflags: $cflags"
@@ -57,4 +75,4 @@ if readelf -d "$work/consumer-static" | grep -q 'libteams'; then
   echo "check.sh: the static consumer still needs libteams.so" >&2
   exit 1
 fi
-"$work/consumer-static"
+run_consumer "$work/consumer-static"

@@ -1,10 +1,15 @@
 /* A program outside the project, built against an installed teams (its CMake
  * package, or pkg-config and the static library) by tests/consumer/check.sh:
- * one greedy region, and every chunk must have run exactly once. */
+ * one greedy region, and every chunk must have run exactly once.  It prints
+ * "version: X.Y.Z", which must be its header's, its library's and (built
+ * by CMake, TT_PACKAGE_VERSION) the CMake package's; check.sh compares it
+ * with the installed teams.pc. */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <teams/errors.h>
 #include <teams/team.h>
+#include <teams/version.h>
 
 enum { CHUNKS = 1000 };
 static atomic_int ran[CHUNKS];
@@ -15,6 +20,20 @@ static void chunk(void *ctx, size_t c) {
 }
 
 int main(void) {
+  if (tt_version() != TEAMS_VERSION ||
+      strcmp(tt_version_string(), TEAMS_VERSION_STRING) != 0) {
+    fprintf(stderr, "consumer: header %s, library %s\n", TEAMS_VERSION_STRING,
+            tt_version_string());
+    return 1;
+  }
+#ifdef TT_PACKAGE_VERSION
+  if (strcmp(TT_PACKAGE_VERSION, TEAMS_VERSION_STRING) != 0) {
+    fprintf(stderr, "consumer: CMake package %s, header %s\n",
+            TT_PACKAGE_VERSION, TEAMS_VERSION_STRING);
+    return 1;
+  }
+#endif
+  printf("version: %s\n", tt_version_string());
   int rc = tt_foreach_chunk(chunk, NULL, CHUNKS, 4);
   if (rc != 0) {
     fprintf(stderr, "consumer: tt_foreach_chunk: %s\n", tt_strerror(rc));

@@ -4,7 +4,9 @@
 #   1. cpack writes the .debs into WORK/debs;
 #   2. their Depends fields: libteams0 needs libhwloc15, teams-pocl the exact
 #      libpocl2 POCL_VERSION (empty: no driver built) and the ICD loader;
-#   3. dpkg-deb -x unpacks them all into the scratch root WORK/root;
+#   3. dpkg-deb -x unpacks them all into the scratch root WORK/root; every
+#      package's version is the unpacked teams.pc's (Debian revision 1),
+#      and teams/mpi.h is libteams-mpi's, not libteams-dev's;
 #   4. tests/consumer/check.sh builds and runs the consumer against
 #      WORK/root/usr (find_package, and pkg-config --static);
 #   5. WORK/root/usr/bin/teams-run CLINFO must list the teams device: the
@@ -46,6 +48,22 @@ for f in "$work"/debs/*.deb; do
   echo "unpacking $(basename "$f")"
   dpkg-deb -x "$f" "$work/root"
 done
+pc=$(find "$work/root" -name teams.pc | head -n 1)
+[ -n "$pc" ] || fail "no teams.pc in the packages"
+version=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --modversion teams)
+for f in "$work"/debs/*.deb; do
+  v=$(dpkg-deb -f "$f" Version)
+  [ "$v" = "$version-1" ] || fail "$(basename "$f"): Version $v, teams.pc says $version"
+done
+echo "every package is version $version-1"
+if dpkg-deb -c "$(deb libteams-dev)" | grep -q 'include/teams/mpi\.h$'; then
+  fail "libteams-dev holds teams/mpi.h (the MPI layer's header)"
+fi
+if ls "$work/debs"/libteams-mpi_*.deb >/dev/null 2>&1; then
+  dpkg-deb -c "$(deb libteams-mpi)" | grep -q 'include/teams/mpi\.h$' ||
+    fail "libteams-mpi lacks teams/mpi.h"
+  echo "teams/mpi.h is libteams-mpi's"
+fi
 
 sh "$here/../consumer/check.sh" "$work/root/usr" "$work/consumer" "$cmake" "$cc"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A PyOpenCL client on the teams device, checked against numpy.
 
-Run through teams-run (tests/pocl.cmake): arrays and their arithmetic,
+Run through teams-run (tests/CMakeLists.txt): arrays and their arithmetic,
 ElementwiseKernel, ReductionKernel and the array reductions, inclusive and
 exclusive scans (GenericScanKernel underneath), a hand-written kernel with
 local memory and a barrier, a profiled event, and several queues.  Exits 0

@@ -1,12 +1,13 @@
 # PoCL's own test programs (Debian pocl-tests) on the teams driver, compared
 # with PoCL's pthread driver: every program that passes on pthread must pass
-# on teams.  Included by tests/pocl.cmake.
+# on teams.  Included by tests/CMakeLists.txt, which registers the tests
+# `pocl-tests` (the representative subset, CI) and `pocl-tests-two-devices`
+# when this sets TT_POCL_TESTS_RUN:
 #
 #   <build>/pocl-tests/run [--full|--subset|-R regex] [-j N]
 # builds the programs (first use), runs them on pthread and on teams (each
 # with its own kernel cache), and prints both counts and any program that
-# passes on pthread but not on teams (exit status 1 then).  The ctest test
-# `pocl-tests` runs the representative subset (CI); --full runs all.
+# passes on pthread but not on teams (exit status 1 then); --full runs all.
 set(TT_POCL_TESTS_DIR "/usr/share/pocl-tests" CACHE PATH "Debian pocl-tests package root")
 if(NOT EXISTS "${TT_POCL_TESTS_DIR}/tests/CMakeLists.txt")
   tt_left_out(TT_BUILD_TESTS "PoCL's test programs (pocl-tests)"
@@ -41,8 +42,4 @@ configure_file("${CMAKE_CURRENT_LIST_DIR}/run.in" "${root}/run" @ONLY
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
   WORLD_READ WORLD_EXECUTE)
 
-add_test(NAME pocl-tests COMMAND "${root}/run" --subset -j 2)
-set_tests_properties(pocl-tests PROPERTIES LABELS "pocl" TIMEOUT 900)
-# Two teams devices on the one team: PoCL's multi-device programs.
-add_test(NAME pocl-tests-two-devices COMMAND "${root}/run" --two-devices)
-set_tests_properties(pocl-tests-two-devices PROPERTIES LABELS "pocl" TIMEOUT 900)
+set(TT_POCL_TESTS_RUN "${root}/run")

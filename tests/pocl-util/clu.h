@@ -1,7 +1,7 @@
 /* Helpers for the OpenCL tests of the teams PoCL driver (tests/test-pocl*.c).
  *
  * The tests run through the ICD loader on whatever device the environment
- * selects: tests/pocl.cmake registers each binary twice, on `teams` (the
+ * selects: tests/CMakeLists.txt registers each binary twice, on `teams` (the
  * private prefix) and on PoCL's `pthread` (the system ICD), so every result
  * check is also checked against PoCL's own threaded driver.  Assertions that
  * only make sense on teams (its counters, its parameters) skip elsewhere. */
