@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
@@ -26,14 +27,21 @@ void tt__futex_wake(_Atomic uint32_t *word, int n) {
 }
 
 bool tt__read_small(const char *path, char *buf, size_t cap) {
-  FILE *f = fopen(path, "re");
-  if (!f)
+  /* open/read, not stdio: no allocation, so a read on the monitor thread
+   * never holds an allocator lock that a fork() child would inherit held
+   * (an ASan build's allocator has no fork handlers). */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return false;
-  size_t n = fread(buf, 1, cap - 1, f);
-  bool ok = !ferror(f);
-  fclose(f);
+  size_t n = 0;
+  ssize_t got = 0;
+  while (n < cap - 1 && ((got = read(fd, buf + n, cap - 1 - n)) > 0 ||
+                         (got < 0 && errno == EINTR)))
+    if (got > 0)
+      n += (size_t)got;
+  close(fd);
   buf[n] = 0;
-  return ok && n > 0;
+  return got >= 0 && n > 0;
 }
 
 uint64_t tt__now_ns(void) {
