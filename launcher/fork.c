@@ -105,7 +105,8 @@ static void run_static(tt__worker *w, uint32_t go) {
     tt_atomic_store_relaxed(&w->done, 0);
     kids = hand_on(w->id, w->hi, go, &d, tt__T.tree_k, true, NULL);
   }
-  TT__AS_PARTICIPANT(w->id, true, w->f(w->ctx, w->id));
+  tt__thread *me = tt__me();
+  TT__AS_PARTICIPANT(me, w->id, true, w->f(w->ctx, w->id));
   if (!tree) {
     tt_atomic_fetch_add_release(&tt__T.r.sync, SYNC_LEFT_ONE);
     return;
@@ -161,10 +162,11 @@ static void run_joined(tt__worker *w, uint32_t go) {
     desc d = {w->f, w->ctx, w->m, w->p, w->mode};
     hand_on(w->id, w->hi, go, &d, tt__T.tree_k, true, NULL);
   }
+  tt__thread *me = tt__me();
   if (w->mode == TT__MODE_EACH)
-    TT__AS_PARTICIPANT(w->id, true, w->f(w->ctx, w->id));
+    TT__AS_PARTICIPANT(me, w->id, true, w->f(w->ctx, w->id));
   else
-    TT__AS_PARTICIPANT(w->id, true,
+    TT__AS_PARTICIPANT(me, w->id, true,
                        tt__run_greedy(&tt__T.r.next, w->f, w->ctx, w->m, w->p));
   tt_atomic_fetch_sub_release(&tt__T.r.sync, SYNC_ACTIVE_ONE);
 }
@@ -204,8 +206,9 @@ static bool none_active(const void *arg) {
 /* Publishes the region of go word `go` to participants 1..p-1, runs the
  * holder's share and waits for the region's end.  Precondition: the caller
  * holds the team; 2 <= p <= size; go from tt__next_go (or the resync's). */
-static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
-                       size_t m, size_t p, tt__mode mode, tt__own *own) {
+static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
+                       void *ctx, size_t m, size_t p, tt__mode mode,
+                       tt__own *own) {
   tt__team *T = &tt__T;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T->running_gen, gen);
@@ -238,9 +241,10 @@ static void run_region(uint32_t go, void (*f)(void *, size_t), void *ctx,
   uint64_t t0 = own ? tt__now_ns() : 0;
   size_t chunks = 1;
   if (mode == TT__MODE_GREEDY)
-    TT__AS_PARTICIPANT(0, true, chunks = tt__run_greedy(&T->r.next, f, ctx, m, p));
+    TT__AS_PARTICIPANT(me, 0, true,
+                       chunks = tt__run_greedy(&T->r.next, f, ctx, m, p));
   else
-    TT__AS_PARTICIPANT(0, true, f(ctx, 0));
+    TT__AS_PARTICIPANT(me, 0, true, f(ctx, 0));
   if (own) {
     own->ns = tt__now_ns() - t0;
     own->chunks = chunks;
@@ -271,22 +275,22 @@ static void noop_chunk(void *ctx, size_t c) {
  * an empty static region on every worker, which each must see to run its
  * chunk.  Precondition: team held, nothing published yet for the region the
  * word is for. */
-uint32_t tt__next_go(uint32_t flags) {
+uint32_t tt__next_go(tt__thread *me, uint32_t flags) {
   tt__team *T = &tt__T;
   if (T->gen == GEN_MASK) {
     T->resync_gen = T->resync_gen == 1 ? 2 : 1;
     size_t n = tt__team_size();
     if (n > 1)
-      run_region((T->resync_gen << GO_GEN_SHIFT) | GO_STATIC, noop_chunk, NULL,
-                 n, n, TT__MODE_STATIC, NULL);
+      run_region(me, (T->resync_gen << GO_GEN_SHIFT) | GO_STATIC, noop_chunk,
+                 NULL, n, n, TT__MODE_STATIC, NULL);
     T->gen = 2;
   }
   T->gen++;
   return (T->gen << GO_GEN_SHIFT) | flags;
 }
 
-void tt__run_parallel(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
-                      tt__mode mode, tt__own *own) {
-  run_region(tt__next_go(mode == TT__MODE_STATIC ? GO_STATIC : 0), f, ctx, m, p,
-             mode, own);
+void tt__run_parallel(tt__thread *me, void (*f)(void *, size_t), void *ctx,
+                      size_t m, size_t p, tt__mode mode, tt__own *own) {
+  run_region(me, tt__next_go(me, mode == TT__MODE_STATIC ? GO_STATIC : 0), f,
+             ctx, m, p, mode, own);
 }

@@ -49,20 +49,18 @@ extern int kmp_get_blocktime(void) __attribute__((weak));
 
 bool tt__in_openmp_parallel(void) { return omp_in_parallel && omp_in_parallel(); }
 
-/* 1: the process's first thread, -1: another, 0: not looked yet. */
-static _Thread_local int tls_first;
-
-bool tt__lend_possible(size_t p) {
+bool tt__lend_possible(tt__thread *me, size_t p) {
 #if defined(__SANITIZE_THREAD__)
+  (void)me;
   (void)p;
   return false;
 #else
   if (!GOMP_parallel || !omp_get_thread_num || !omp_get_num_threads ||
       !omp_get_max_threads || p >= tt__T.tree_min || tt__T.pin != TT__PIN_NONE)
     return false;
-  if (!tls_first)
-    tls_first = tt__first_thread() ? 1 : -1;
-  return tls_first > 0;
+  if (!me->first)
+    me->first = tt__first_thread() ? 1 : -1;
+  return me->first > 0;
 #endif
 }
 
@@ -101,15 +99,22 @@ typedef struct lent {
   _Atomic size_t next;
 } lent;
 
+/* Thread t of n's part of a lent region. */
+static void lent_chunks(const lent *L, size_t t, size_t n) {
+  if (L->mode == TT__MODE_GREEDY)
+    tt__run_greedy((_Atomic size_t *)&L->next, L->f, L->ctx, L->m, n);
+  else if (L->mode == TT__MODE_EACH)
+    L->f(L->ctx, t);
+  else
+    for (size_t c = t; c < L->p; c += n)
+      L->f(L->ctx, c);
+}
+
 static void lent_part(void *data) {
   lent *L = data;
   size_t t = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
-  if (L->mode == TT__MODE_GREEDY)
-    TT__AS_PARTICIPANT(t, true, tt__run_greedy(&L->next, L->f, L->ctx, L->m, n));
-  else if (L->mode == TT__MODE_EACH)
-    TT__AS_PARTICIPANT(t, true, if (t < L->p) L->f(L->ctx, t));
-  else
-    TT__AS_PARTICIPANT(t, true, for (size_t c = t; c < L->p; c += n) L->f(L->ctx, c));
+  tt__thread *me = tt__me();
+  TT__AS_PARTICIPANT(me, t, true, lent_chunks(L, t, n));
 }
 
 size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,

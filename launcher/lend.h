@@ -12,7 +12,8 @@
  * in the process, the calling thread the process's first, the team
  * unpinned, the region below the tree's threshold, not a ThreadSanitizer
  * build.  Precondition: the team runs. */
-bool tt__lend_possible(size_t p);
+typedef struct tt__thread tt__thread;
+bool tt__lend_possible(tt__thread *me, size_t p);
 
 /* Runs the region on OpenMP's threads (GOMP_parallel) and returns how many
  * it ran on, or 0 when OpenMP would use a single thread (then nothing ran).

@@ -301,28 +301,29 @@ int tt_team_start(void) { return tt__ensure_started(); }
 
 /* ---- holding the team (protocol 1) ------------------------------------------------ */
 
-static bool take_cas(void) {
+/* The token is the address of the thread's tt__thread. */
+static bool take_cas(tt__thread *me) {
   uintptr_t expect = 0;
-  return tt_atomic_cas_acq_rel(&tt__T.owner, &expect, (uintptr_t)&tt__tls_token);
+  return tt_atomic_cas_acq_rel(&tt__T.owner, &expect, (uintptr_t)me);
 }
 
 /* Take the team unless a shutdown is waiting for it. */
-bool tt__try_take(void) {
-  return !tt_atomic_load_relaxed(&tt__T.closing) && take_cas();
+bool tt__try_take(tt__thread *me) {
+  return !tt_atomic_load_relaxed(&tt__T.closing) && take_cas(me);
 }
 
 /* Take the team, waiting (yielding) until it is free; `take` is tt__try_take,
  * or take_cas for the shutdown itself. */
-static void take_waiting_with(bool (*take)(void)) {
+static void take_waiting_with(tt__thread *me, bool (*take)(tt__thread *)) {
   unsigned spins = 0;
-  while (!take()) {
+  while (!take(me)) {
     if (++spins < 1000)
       tt__cpu_relax();
     else
       sched_yield();
   }
 }
-void tt__take_waiting(void) { take_waiting_with(tt__try_take); }
+void tt__take_waiting(tt__thread *me) { take_waiting_with(me, tt__try_take); }
 
 void tt__release(void) { tt_atomic_store_release(&tt__T.owner, 0); }
 
@@ -333,9 +334,10 @@ static void shutdown_locked(void) {
   tt__team *T = &tt__T;
   monitor_stop();
   tt_atomic_store_relaxed(&T->closing, 1);
-  take_waiting_with(take_cas);
+  tt__thread *me = tt__me();
+  take_waiting_with(me, take_cas);
   /* Before `stopping`: a resync is a region every worker must run. */
-  uint32_t bye = tt__next_go(0);
+  uint32_t bye = tt__next_go(me, 0);
   tt_atomic_store_release(&T->stopping, 1);
   for (size_t i = 1; i < tt__team_size(); i++) {
     uint32_t old = tt_atomic_exchange_acq_rel(&T->workers[i].go, bye);
@@ -360,7 +362,7 @@ static void shutdown_locked(void) {
 }
 
 int tt_team_shutdown(void) {
-  if (tt__tls_depth > 0)
+  if (tt__me()->depth > 0)
     return TT_EBUSY;
   pthread_mutex_lock(&lifecycle);
   if (tt_atomic_load_relaxed(&tt__T.running))
@@ -385,7 +387,7 @@ void tt__resize_now(void) {
 uint32_t tt__team_skip_to_wrap(uint32_t left) {
   if (tt__ensure_started() != 0)
     return 0;
-  tt__take_waiting();
+  tt__take_waiting(tt__me());
   /* Forward only: a generation handed out since the last wrap must not be
    * handed out again before the next one. */
   if (left < GEN_MASK - tt__T.gen)

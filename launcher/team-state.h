@@ -29,6 +29,7 @@
 #include "prim.h"
 #include "team-internal.h"
 #include "topology.h"
+#include "way.h"
 
 /* ---- words and their layout (protocol 3, 5) ---------------------------------- */
 
@@ -172,28 +173,49 @@ static inline size_t tt__team_size(void) {
   return tt_atomic_load_relaxed(&tt__T.size);
 }
 
-/* Per thread: participant index inside a chunk (-1 outside), nesting depth,
- * whether it runs a chunk of a region on the team (tt__region_parallel),
- * and a unique token for team.owner (its address). */
-extern _Thread_local int tt__tls_self;
-extern _Thread_local int tt__tls_depth;
-extern _Thread_local bool tt__tls_parallel;
-extern _Thread_local char tt__tls_token;
+/* Per thread, in one struct: a thread-local variable of a shared library
+ * costs a __tls_get_addr call in each function that names it, so a region
+ * takes its thread's struct once (tt__me) and hands it down (one call per
+ * region, where four variables in three files cost ten).
+ *   self      participant index inside a chunk, -1 outside;
+ *   depth     chunks nested on this thread (> 0: inside one);
+ *   parallel  running a chunk of a region on the team or OpenMP's threads
+ *             (tt__region_parallel), not of a serial one;
+ *   first     lend.c: 1 the process's first thread, -1 another, 0 unknown;
+ *   ways      way.c's table of this thread's loops.
+ * Its address is the thread's token in team.owner (protocol 1). */
+typedef struct tt__thread {
+  int self, depth;
+  bool parallel;
+  signed char first;
+  tt__way_table ways;
+} tt__thread;
 
-/* Runs f(ctx, c) with the calling thread marked as participant `self` of a
- * region (parallel: of a region on the team or OpenMP's threads, not a
- * serial one), restoring its previous marks after. */
-#define TT__AS_PARTICIPANT(self, parallel, body)                              \
+extern _Thread_local tt__thread tt__thr;
+
+/* The empty asm makes the address opaque: without it GCC propagates
+ * &tt__thr into the callees it is handed to and computes it again, a
+ * __tls_get_addr call, at every use (4 calls per serial region). */
+static inline tt__thread *tt__me(void) {
+  tt__thread *me = &tt__thr;
+  __asm__("" : "+r"(me));
+  return me;
+}
+
+/* Runs body with thread me marked as participant `self` of a region
+ * (parallel: of a region on the team or OpenMP's threads, not a serial
+ * one), restoring its previous marks after. */
+#define TT__AS_PARTICIPANT(me, who, par, body)                                 \
   do {                                                                         \
-    int saved_self_ = tt__tls_self;                                            \
-    bool saved_parallel_ = tt__tls_parallel;                                   \
-    tt__tls_self = (int)(self);                                                \
-    tt__tls_depth++;                                                           \
-    tt__tls_parallel = (parallel);                                             \
+    int saved_self_ = (me)->self;                                              \
+    bool saved_parallel_ = (me)->parallel;                                     \
+    (me)->self = (int)(who);                                                   \
+    (me)->depth++;                                                             \
+    (me)->parallel = (par);                                                    \
     body;                                                                      \
-    tt__tls_parallel = saved_parallel_;                                        \
-    tt__tls_depth--;                                                           \
-    tt__tls_self = saved_self_;                                                \
+    (me)->parallel = saved_parallel_;                                          \
+    (me)->depth--;                                                             \
+    (me)->self = saved_self_;                                                  \
   } while (0)
 
 /* ---- between the files -------------------------------------------------------- */
@@ -207,9 +229,9 @@ typedef struct tt__own {
   uint64_t ns;
   size_t chunks;
 } tt__own;
-uint32_t tt__next_go(uint32_t flags);
-void tt__run_parallel(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
-                      tt__mode mode, tt__own *own);
+uint32_t tt__next_go(tt__thread *me, uint32_t flags);
+void tt__run_parallel(tt__thread *me, void (*f)(void *, size_t), void *ctx,
+                      size_t m, size_t p, tt__mode mode, tt__own *own);
 /* fork.c: the region a worker found in its go word: run its part, hand it on
  * (tree), report or leave.  Returns false when it was a stale greedy/each
  * region the worker did not join (then nothing of it was read). */
@@ -251,8 +273,8 @@ extern _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted;
 
 /* lifecycle.c */
 int tt__ensure_started(void);
-bool tt__try_take(void);
-void tt__take_waiting(void);
+bool tt__try_take(tt__thread *me);
+void tt__take_waiting(tt__thread *me);
 void tt__release(void);
 /* The monitor asked for a resize: restart the team (lifecycle.c, "Sizing").
  * Precondition: not inside a chunk, the team not held by the caller. */

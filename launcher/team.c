@@ -17,17 +17,14 @@
 #include "team-state.h"
 #include "way.h"
 
-_Thread_local int tt__tls_self = -1;
-_Thread_local int tt__tls_depth;
-_Thread_local bool tt__tls_parallel;
-_Thread_local char tt__tls_token;
+_Thread_local tt__thread tt__thr = {.self = -1};
 
-static void run_serial(void (*f)(void *, size_t), void *ctx, size_t m,
-                       tt__mode mode) {
+static void run_serial(tt__thread *me, void (*f)(void *, size_t), void *ctx,
+                       size_t m, tt__mode mode) {
   if (mode == TT__MODE_EACH)
-    TT__AS_PARTICIPANT(0, false, f(ctx, 0));
+    TT__AS_PARTICIPANT(me, 0, false, f(ctx, 0));
   else
-    TT__AS_PARTICIPANT(0, false, for (size_t c = 0; c < m; c++) f(ctx, c));
+    TT__AS_PARTICIPANT(me, 0, false, for (size_t c = 0; c < m; c++) f(ctx, c));
 }
 
 int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
@@ -49,13 +46,17 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     return 0;
   if (m < p)
     p = m;
-  if (m == 1 || p == 1 || tt__tls_depth > 0 || tt__in_openmp_parallel()) {
-    run_serial(f, ctx, m, mode);
+  tt__thread *me = tt__me();
+  if (m == 1 || p == 1 || me->depth > 0 ||
+      (!all && tt__way_serial_now(&me->ways, site ? site : (const void *)f, size,
+                                  m, p, mode)) ||
+      tt__in_openmp_parallel()) {
+    run_serial(me, f, ctx, m, mode);
     return 0;
   }
   int rc = tt__ensure_started();
   if (rc < 0 && !tt_atomic_load_acquire(&tt__T.running)) {
-    run_serial(f, ctx, m, mode);
+    run_serial(me, f, ctx, m, mode);
     return 0;
   }
   if (tt_atomic_load_relaxed(&tt__T.resize))
@@ -65,35 +66,35 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
    * where the chunks ran). */
   tt__way_plan plan = {NULL, false};
   tt__way way = TT__WAY_TEAM;
-  bool can_lend = !all && tt__lend_possible(p);
+  bool can_lend = !all && tt__lend_possible(me, p);
   if (!all)
-    way = tt__way_choose(site ? site : (const void *)f, size, m, p, mode,
-                         (tt__run)tt__T.run, can_lend, &plan);
+    way = tt__way_choose(&me->ways, site ? site : (const void *)f, size, m, p,
+                         mode, (tt__run)tt__T.run, can_lend, &plan);
   tt__way_cost cost = {0, 0, 0, 1, 0};
   uint64_t t0 = plan.timed ? tt__now_ns() : 0;
   if (way == TT__WAY_SERIAL) {
-    run_serial(f, ctx, m, mode);
+    run_serial(me, f, ctx, m, mode);
     if (plan.timed) {
       cost.end_ns = tt__now_ns();
       cost.ns = cost.end_ns - t0;
-      tt__way_record(&plan, TT__WAY_SERIAL, &cost);
+      tt__way_record(&me->ways, &plan, TT__WAY_SERIAL, &cost);
     }
     return 0;
   }
 
-  if (!tt__try_take()) {
+  if (!tt__try_take(me)) {
     if (!tt_atomic_load_relaxed(&tt__T.busy_wait)) {
-      run_serial(f, ctx, m, mode);
+      run_serial(me, f, ctx, m, mode);
       return 0;
     }
-    tt__take_waiting();
+    tt__take_waiting(me);
   }
   /* Held: shutdown cannot run now, but one may have run before we took it
    * (and a start after it: acquire, so size and workers are its; protocol
    * 15). */
   if (!tt_atomic_load_acquire(&tt__T.running)) {
     tt__release();
-    run_serial(f, ctx, m, mode);
+    run_serial(me, f, ctx, m, mode);
     return 0;
   }
   if (p > tt__team_size())
@@ -104,7 +105,7 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     m = p;
   if (p < 2) {
     tt__release();
-    run_serial(f, ctx, m, mode);
+    run_serial(me, f, ctx, m, mode);
     return 0;
   }
   tt__way ran = TT__WAY_TEAM;
@@ -112,7 +113,7 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   if (way == TT__WAY_LEND && (cost.threads = tt__lend(f, ctx, m, p, mode)) > 0) {
     ran = TT__WAY_LEND;
   } else {
-    tt__run_parallel(f, ctx, m, p, mode, plan.timed ? &own : NULL);
+    tt__run_parallel(me, f, ctx, m, p, mode, plan.timed ? &own : NULL);
     cost.threads = p;
   }
   tt__release();
@@ -121,7 +122,7 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     cost.ns = cost.end_ns - t0;
     cost.own_ns = own.ns;
     cost.own_chunks = own.chunks;
-    tt__way_record(&plan, ran, &cost);
+    tt__way_record(&me->ways, &plan, ran, &cost);
   }
   if (parallel)
     *parallel = 1;
@@ -138,17 +139,17 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 
 /* ---- queries ------------------------------------------------------------------- */
 
-int tt_participant(void) { return tt__tls_self; }
+int tt_participant(void) { return tt__me()->self; }
 
 size_t tt__team_tree_min(void) {
   return tt__ensure_started() == 0 ? tt__T.tree_min : 0;
 }
 
-bool tt__region_parallel(void) { return tt__tls_parallel; }
+bool tt__region_parallel(void) { return tt__me()->parallel; }
 
 size_t tt_team_size(void) {
   tt__ensure_started();
-  if (tt__tls_depth == 0 && tt_atomic_load_relaxed(&tt__T.resize))
+  if (tt__me()->depth == 0 && tt_atomic_load_relaxed(&tt__T.resize))
     tt__resize_now();
   size_t n = tt__team_size();
   return n ? n : 1;

@@ -13,10 +13,10 @@
  * driver's own runners are shared by all), its length, and the shape of its
  * region (m, p, mode).  A record holds each way's
  * recent cost per region (est), and
- *   - the cheapest known way (cur) runs; its estimate is a mean over the
- *     last HORIZON_NS (100 ms) of its regions: each timed region moves it
- *     by the share of that horizon it spans (at most a quarter, for long
- *     regions).  The scheduler's time slices are milliseconds (EEVDF's
+ *   - the cheapest known way (cur) runs; its estimate is a mean per
+ *     region over the last HORIZON_NS (100 ms) of its regions: each timed
+ *     region moves it by the share of that horizon's regions it stands for
+ *     (at most a quarter, for long regions).  The scheduler's time slices are milliseconds (EEVDF's
  *     base slice 0.75 ms x (1 + log2 CPUs) since Linux 6.6, CFS's period
  *     6-24 ms before), and a region that waits for one is a real cost but
  *     a rare one: averaged over dozens of slices it counts at its rate,
@@ -29,13 +29,17 @@
  *     below cur's cost, and never costs a long region a serial run;
  *   - an estimate goes stale while its way does not run (the load went
  *     away, OpenMP's threads went to sleep), so every way is tried again
- *     once the time spent on the site since it last ran is TT__SHARE times
- *     what its last trial cost beyond cur: trials cost at most 1/TT__SHARE
- *     of the time they serve, whatever the machine;
+ *     once the time spent on the site since it last ran is 2 TT__SHARE
+ *     times what its last trial cost beyond cur: the trials of the two
+ *     other ways cost at most 1/TT__SHARE of the time they serve, whatever
+ *     the machine;
  *   - a trial lasts until the transient that the current way left behind
- *     is over, and its first region after the transient is the estimate
- *     (the way then runs as cur if it is cheaper, and its mean over the
- *     horizon decides from there).  After regions on the
+ *     is over, and the mean of the SETTLED (4) regions that follow, less
+ *     the costliest, is the estimate: one region that met an interrupt or
+ *     a time slice (100 us against 9 in the first trial of a loop on the
+ *     2-core guest) would decide for the next thousand (the way then runs as cur if it is
+ *     cheaper, and its mean over the horizon decides from there).  A new
+ *     loop starts with such a trial of the team.  After regions on the
  *     caller alone the team's workers sleep: the first team region pays the
  *     wake-up, the second shows the team's cost.  After lent regions
  *     OpenMP's threads spin for their blocktime (libomp KMP_BLOCKTIME,
@@ -48,8 +52,9 @@
  *     their blocktime, so it is tried only when its optimistic cost -- the
  *     work over the threads plus the overhead lent regions showed (none
  *     before the first) -- is below cur's by an eighth, and, when cur is
- *     the team, only while the team runs an eighth above its own best (its
- *     work over p plus the lowest overhead it showed): smaller differences
+ *     the team, only while the team runs an eighth above the best it did
+ *     on that loop (a lowest sample would be far below a mean, and open
+ *     the gate on noise): smaller differences
  *     are within the spread of these costs between rounds on the 2-core
  *     guests (5-15%), and a process whose team runs well never wakes
  *     OpenMP for nothing.
@@ -72,37 +77,15 @@
 
 #include "team-state.h"
 
-#define SITES 64
+#define SITES TT__WAY_SITES
 #define NONE TT__WAYS
 #define HORIZON_NS 100000000.0
+#define SETTLED 4 /* a trial's regions after its transient */
+/* Each of the two other ways' trials spends at most 1/TRIAL_SHARE of the
+ * time: together 1/TT__SHARE. */
+#define TRIAL_SHARE (TT__SHARE * (TT__WAYS - 1))
 
-typedef struct site {
-  const void *key;
-  size_t size;         /* with key, the loop: its length (range, m) */
-  size_t m;
-  uint32_t shape;      /* p << 2 | mode */
-  uint8_t cur;         /* the way regions run now */
-  uint8_t trial;       /* the way a trial runs now, NONE */
-  uint16_t trial_n;    /* regions of that trial so far */
-  uint32_t skip;       /* regions until the next timed one */
-  uint32_t every;      /* regions a timed one stands for */
-  float est[TT__WAYS]; /* ns per region; 0: unknown */
-  float since[TT__WAYS];  /* ns spent on the site since the way last ran */
-  float charge[TT__WAYS]; /* what its last trial cost beyond cur */
-  float work;          /* serial estimate from the team's own share; 0 */
-  float trial_sum;     /* the trial's cost so far */
-  float settled_sum;   /* ... of its regions after the transient */
-  uint16_t settled_n;
-} site;
-
-typedef struct table {
-  site sites[SITES];
-  float lend_overhead; /* a lent region's cost beyond work / threads, 0 */
-  float team_floor;    /* the lowest overhead a team region showed, 0 */
-  uint64_t last_lend;  /* when this thread's last lent region ended */
-} table;
-
-static _Thread_local table tls_table;
+typedef tt__way_site site;
 
 /* Set at the first team start (tt__way_init), or by a test. */
 static uint64_t clock_ns;    /* a clock read's own cost */
@@ -130,10 +113,11 @@ static uint32_t shape_of(size_t p, tt__mode mode) {
   return (uint32_t)(p << 2) | (uint32_t)mode;
 }
 
-static site *slot_of(const void *key, size_t size, size_t m, uint32_t shape) {
+static site *slot_of(const tt__way_table *t, const void *key, size_t size,
+                     size_t m, uint32_t shape) {
   uint64_t h = ((uint64_t)(uintptr_t)key >> 4) ^ (uint64_t)size * 0x9e3779b97f4a7c15u ^
                (uint64_t)m * 0xff51afd7ed558ccdu ^ (uint64_t)shape * 0xc2b2ae3d27d4eb4fu;
-  return &tls_table.sites[(h ^ (h >> 29)) % SITES];
+  return (site *)&t->sites[(h ^ (h >> 29)) % SITES];
 }
 
 static bool same(const site *s, const void *key, size_t size, size_t m,
@@ -141,25 +125,31 @@ static bool same(const site *s, const void *key, size_t size, size_t m,
   return s->key == key && s->size == size && s->m == m && s->shape == shape;
 }
 
-static site *lookup(const void *key, size_t size, size_t m, uint32_t shape) {
-  site *s = slot_of(key, size, m, shape);
+static site *lookup(tt__way_table *t, const void *key, size_t size, size_t m,
+                    uint32_t shape) {
+  site *s = slot_of(t, key, size, m, shape);
   if (!same(s, key, size, m, shape)) {
     memset(s, 0, sizeof *s);
     s->key = key;
     s->size = size;
     s->m = m;
     s->shape = shape;
+    /* A new loop starts with a trial of the team: its first region may
+     * wake sleeping workers, which is not what the team costs. */
     s->cur = TT__WAY_TEAM;
-    s->trial = NONE;
+    s->trial = TT__WAY_TEAM;
   }
   return s;
 }
 
-/* How far a timed region moves its way's estimate: by the share of the
- * horizon that it and the untimed regions it stands for span, at most a
- * quarter (see the rule). */
-static float weight(float cost, uint32_t every) {
-  float w = cost * (float)(every ? every : 1) / (float)HORIZON_NS;
+/* How far a timed region moves its way's estimate, of est: by the share of
+ * the horizon's regions (HORIZON_NS / est of them) that it and the untimed
+ * regions it stands for are, at most a quarter (see the rule).  A share of
+ * the regions, not of the time: a region's weight does not grow with its
+ * own cost, or one that waited 4 ms for a time slice would count 600 times
+ * over against 6 us ones, where it adds 0.25 us to their mean. */
+static float weight(float est, uint32_t every) {
+  float w = est * (float)(every ? every : 1) / (float)HORIZON_NS;
   return w < 0.25f ? w : 0.25f;
 }
 
@@ -175,33 +165,39 @@ static uint32_t stride(float est) {
 /* Whether lending could pay (see the rule): its optimistic cost -- the
  * work over p plus the overhead lent regions showed, 0 before the first --
  * beats cur's by an eighth, and when cur is the team, the team runs an
- * eighth above its best (its work over p plus the lowest overhead it
- * showed): a team that does well never wakes OpenMP's threads. */
-static bool lend_worth(const site *s, size_t p) {
+ * eighth above the best it did on this loop: a team that does well never
+ * wakes OpenMP's threads. */
+static bool lend_worth(const tt__way_table *t, const site *s, size_t p) {
   if (s->work <= 0)
     return false;
-  float share = s->work / (float)p;
-  float hope = share + tls_table.lend_overhead;
+  float hope = s->work / (float)p + t->lend_overhead;
   if (hope * 1.125f >= s->est[s->cur])
     return false;
-  return s->cur != TT__WAY_TEAM ||
-         s->est[TT__WAY_TEAM] > (share + tls_table.team_floor) * 1.125f;
+  return s->cur != TT__WAY_TEAM || s->est[TT__WAY_TEAM] > s->team_best * 1.125f;
 }
 
-/* The way whose trial is due, or NONE. */
-static tt__way due(const site *s, size_t p, bool can_lend) {
+/* The way whose trial is due, or NONE; *wait (when none is) the regions
+ * at cur's estimate until the first known way's budget lets it be tried
+ * (the ways whose trial waits for a condition, not a budget, are looked at
+ * again at the next look). */
+static tt__way due(const tt__way_table *t, const site *s, size_t p,
+                   bool can_lend, float *wait) {
+  *wait = 1e30f;
   for (int x = 0; x < TT__WAYS; x++) {
     if (x == s->cur || (x == TT__WAY_LEND && !can_lend))
       continue;
-    if (x == TT__WAY_LEND && !lend_worth(s, p))
+    if (x == TT__WAY_LEND && !lend_worth(t, s, p))
       continue;
     if (s->est[x] == 0) {
       if (x != TT__WAY_SERIAL || (s->work > 0 && s->work < s->est[s->cur]))
         return (tt__way)x;
       continue;
     }
-    if (s->since[x] >= s->charge[x] * TT__SHARE)
+    float left = s->charge[x] * TRIAL_SHARE - s->since[x];
+    if (left <= 0)
       return (tt__way)x;
+    if (s->est[s->cur] > 0 && left / s->est[s->cur] < *wait)
+      *wait = left / s->est[s->cur];
   }
   return NONE;
 }
@@ -222,9 +218,9 @@ static void pick_cur(site *s) {
   }
 }
 
-tt__way tt__way_choose(const void *key, size_t size, size_t m, size_t p,
-                       tt__mode mode, tt__run run, bool can_lend,
-                       tt__way_plan *plan) {
+tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
+                       size_t m, size_t p, tt__mode mode, tt__run run,
+                       bool can_lend, tt__way_plan *plan) {
   plan->site = NULL;
   plan->timed = false;
   switch (run) {
@@ -238,38 +234,46 @@ tt__way tt__way_choose(const void *key, size_t size, size_t m, size_t p,
   default:
     break;
   }
-  site *s = lookup(key, size, m, shape_of(p, mode));
+  site *s = lookup(t, key, size, m, shape_of(p, mode));
   plan->site = s;
+  t->last = s;
+  tt__way way = (tt__way)s->cur;
+  if (way == TT__WAY_LEND && !can_lend)
+    way = TT__WAY_TEAM;
+  if (s->trial == NONE && s->skip > 0) { /* the common case: one decrement */
+    s->skip--;
+    s->untimed++;
+    return way;
+  }
+  /* A look: what the untimed regions spent, then a trial or a sample. */
+  for (int x = 0; x < TT__WAYS; x++)
+    if (x != s->cur)
+      s->since[x] += s->est[s->cur] * (float)s->untimed;
+  s->untimed = 0;
   if (s->trial == TT__WAY_LEND && !can_lend)
     s->trial = NONE;
+  float wait = 0;
   if (s->trial == NONE) {
-    tt__way x = due(s, p, can_lend);
+    tt__way x = due(t, s, p, can_lend, &wait);
     if (x != NONE) {
       s->trial = (uint8_t)x;
       s->trial_n = 0;
       s->trial_sum = 0;
-      s->settled_sum = 0;
+      s->settled_sum = s->settled_max = 0;
       s->settled_n = 0;
       tt_atomic_fetch_add_relaxed(&stats.trials[x], 1);
     }
   }
-  if (s->trial != NONE) {
-    plan->timed = true;
+  plan->timed = true;
+  if (s->trial != NONE)
     return (tt__way)s->trial;
-  }
-  tt__way way = (tt__way)s->cur;
-  if (way == TT__WAY_LEND && !can_lend)
-    way = TT__WAY_TEAM;
-  if (s->skip == 0 || s->est[way] <= 0) {
-    plan->timed = true;
-    s->skip = stride(s->est[way]);
-    s->every = s->skip + 1;
-  } else {
-    s->skip--;
-    for (int x = 0; x < TT__WAYS; x++)
-      if (x != (int)way)
-        s->since[x] += s->est[way];
-  }
+  /* A sample of cur; the next look comes after the regions the clock's
+   * share allows, or sooner when a trial's budget is met first. */
+  uint32_t k = stride(s->est[way]);
+  if (wait < (float)k)
+    k = wait < 1 ? 0 : (uint32_t)wait;
+  s->skip = k;
+  s->every = k + 1;
   return way;
 }
 
@@ -279,16 +283,17 @@ tt__way tt__way_choose(const void *key, size_t size, size_t m, size_t p,
  * OpenMP's), except the caller alone's, which has none; after lent regions
  * the team's trial settles with the first region that started after
  * OpenMP's threads stopped spinning. */
-static bool settled(const site *s, tt__way x, uint64_t start) {
+static bool settled(const tt__way_table *t, const site *s, tt__way x,
+                    uint64_t start) {
   if (x == TT__WAY_SERIAL)
     return true;
   if (s->trial_n < 2)
     return false;
   return x != TT__WAY_TEAM || s->cur != TT__WAY_LEND ||
-         start - tls_table.last_lend >= omp_spin_ns;
+         start - t->last_lend >= omp_spin_ns;
 }
 
-void tt__way_record(const tt__way_plan *plan, tt__way ran,
+void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *c) {
   site *s = plan->site;
   if (!s || !plan->timed)
@@ -301,37 +306,42 @@ void tt__way_record(const tt__way_plan *plan, tt__way ran,
     float all = (float)c->own_ns *
                 (float)(mode == TT__MODE_GREEDY ? m : p) / (float)c->own_chunks;
     s->work = s->work > 0 ? s->work + (all - s->work) / 4 : all;
-    float over = cost - (float)c->own_ns;
-    if (over > 0 && (tls_table.team_floor <= 0 || over < tls_table.team_floor))
-      tls_table.team_floor = over;
   } else if (ran == TT__WAY_SERIAL) {
     s->work = cost;
   } else if (ran == TT__WAY_LEND) {
-    tls_table.last_lend = c->end_ns;
+    t->last_lend = c->end_ns;
     if (s->work > 0 && c->threads > 0) {
       float over = cost - s->work / (float)c->threads;
-      tls_table.lend_overhead = over > 0 ? over : 1.0f;
+      t->lend_overhead = over > 0 ? over : 1.0f;
     }
   }
   for (int x = 0; x < TT__WAYS; x++)
     s->since[x] = x == (int)ran ? 0 : s->since[x] + cost;
+  if (ran == TT__WAY_TEAM && s->trial == NONE && s->est[ran] > 0 &&
+      (s->team_best <= 0 || s->est[ran] < s->team_best))
+    s->team_best = s->est[ran];
 
   if (s->trial == ran) {
     s->trial_n++;
     s->trial_sum += cost;
-    bool done = settled(s, ran, c->end_ns - c->ns);
-    if (done) {
+    if (settled(t, s, ran, c->end_ns - c->ns)) {
       s->settled_sum += cost;
+      if (cost > s->settled_max)
+        s->settled_max = cost;
       s->settled_n++;
-    } else if (s->trial_n > 1 && cost < s->est[s->cur]) {
-      done = true; /* already cheaper than cur, transient or not */
-      s->settled_sum = cost;
+    } else if (s->trial_n > 1 && s->est[s->cur] > 0 && cost < s->est[s->cur]) {
+      /* already cheaper than cur, transient or not: settled from here */
+      s->settled_sum = s->settled_max = cost;
       s->settled_n = 1;
     }
-    if (!done)
+    if (s->settled_n < SETTLED)
       return;
     float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n;
-    s->est[ran] = s->settled_sum / (float)s->settled_n;
+    /* the settled regions' mean without the costliest, which may have met
+     * an interrupt or a time slice */
+    s->est[ran] = (s->settled_sum - s->settled_max) / (float)(SETTLED - 1);
+    if (ran == TT__WAY_TEAM && (s->team_best <= 0 || s->est[ran] < s->team_best))
+      s->team_best = s->est[ran];
     s->charge[ran] = extra > cost ? extra : cost;
     s->trial = NONE;
     pick_cur(s);
@@ -340,16 +350,16 @@ void tt__way_record(const tt__way_plan *plan, tt__way ran,
   if (s->trial != NONE)
     return; /* a trial's region that ran another way: nothing to learn */
   s->est[ran] = s->est[ran] > 0 ? s->est[ran] + (cost - s->est[ran]) *
-                                                  weight(cost, s->every)
+                                                  weight(s->est[ran], s->every)
                                 : cost;
   if (ran == s->cur)
     pick_cur(s);
 }
 
-bool tt__way_peek(const void *key, size_t size, size_t m, size_t p,
-                  tt__mode mode, tt__way_view *out) {
+bool tt__way_peek(const tt__way_table *t, const void *key, size_t size,
+                  size_t m, size_t p, tt__mode mode, tt__way_view *out) {
   uint32_t shape = shape_of(p, mode);
-  const site *s = slot_of(key, size, m, shape);
+  const site *s = slot_of(t, key, size, m, shape);
   if (!same(s, key, size, m, shape))
     return false;
   out->cur = (tt__way)s->cur;
@@ -360,7 +370,11 @@ bool tt__way_peek(const void *key, size_t size, size_t m, size_t p,
   return true;
 }
 
-void tt__way_forget(void) { memset(&tls_table, 0, sizeof tls_table); }
+void tt__way_forget(tt__way_table *t) {
+  memset(t, 0, sizeof *t);
+}
+
+tt__way_table *tt__way_mine(void) { return &tt__thr.ways; }
 
 void tt__way_report(void) {
   unsigned long long t[TT__WAYS], tr[TT__WAYS];
@@ -376,4 +390,19 @@ void tt__way_report(void) {
           (unsigned long long)tt_atomic_load_relaxed(&stats.switches),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_spun),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted));
+  /* This thread's loops (the report runs at exit, on the thread that ends
+   * the process: usually the one that launched). */
+  static const char *const names[] = {"team", "openmp", "caller"};
+  const tt__way_table *tab = &tt__thr.ways;
+  for (int i = 0; i < SITES; i++) {
+    const site *s = &tab->sites[i];
+    if (!s->key)
+      continue;
+    fprintf(stderr,
+            "teams:   loop %p n=%zu m=%zu p=%u: on the %s; ns per region: team "
+            "%.0f, openmp %.0f, caller %.0f (work %.0f)\n",
+            s->key, s->size, s->m, s->shape >> 2, names[s->cur],
+            (double)s->est[0], (double)s->est[1], (double)s->est[2],
+            (double)s->work);
+  }
 }

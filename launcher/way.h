@@ -24,9 +24,41 @@ typedef enum tt__run {
   TT__RUN_OPENMP
 } tt__run;
 
+/* A loop's record (way.c says what each field is for). */
+typedef struct tt__way_site {
+  const void *key;
+  size_t size;         /* with key, the loop: its length (range, m) */
+  size_t m;
+  uint32_t shape;      /* p << 2 | mode */
+  uint8_t cur;         /* the way regions run now */
+  uint8_t trial;       /* the way a trial runs now, TT__WAYS: none */
+  uint16_t trial_n;    /* regions of that trial so far */
+  uint32_t skip;       /* untimed regions left before the next look */
+  uint32_t every;      /* regions the last timed one stands for */
+  uint32_t untimed;    /* untimed regions since the last look */
+  float est[TT__WAYS]; /* ns per region; 0: unknown */
+  float since[TT__WAYS];  /* ns spent on the site since the way last ran */
+  float charge[TT__WAYS]; /* what its last trial cost beyond cur */
+  float work;          /* serial estimate from the team's own share; 0 */
+  float team_best;     /* the lowest estimate the team has had, 0 */
+  float trial_sum;     /* the trial's cost so far */
+  float settled_sum;   /* ... of its regions after the transient */
+  float settled_max;   /* ... and the costliest of those */
+  uint16_t settled_n;
+} tt__way_site;
+
+/* A launching thread's table (in its tt__thread, team-state.h). */
+#define TT__WAY_SITES 64
+typedef struct tt__way_table {
+  tt__way_site sites[TT__WAY_SITES];
+  float lend_overhead; /* a lent region's cost beyond work / threads, 0 */
+  uint64_t last_lend;  /* when this thread's last lent region ended */
+  tt__way_site *last;  /* the record of this thread's last region */
+} tt__way_table;
+
 /* A region's choice, from tt__way_choose to tt__way_record. */
 typedef struct tt__way_plan {
-  void *site;  /* the record it updates; NULL: a fixed way, nothing recorded */
+  tt__way_site *site; /* the record it updates; NULL: a fixed way, nothing recorded */
   bool timed;  /* time this region and record it */
 } tt__way_plan;
 
@@ -44,13 +76,31 @@ typedef struct tt__way_cost {
  * m, p and mode its region's shape.  run is TEAMS_RUN; can_lend whether
  * lend.c could run this region now (tt__lend_possible).  Fills *plan.
  * Per calling thread, no lock: the table is the thread's own. */
-tt__way tt__way_choose(const void *key, size_t size, size_t m, size_t p,
-                       tt__mode mode, tt__run run, bool can_lend,
-                       tt__way_plan *plan);
+tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
+                       size_t m, size_t p, tt__mode mode, tt__run run,
+                       bool can_lend, tt__way_plan *plan);
+
+/* The common case, before anything else is looked at: the same loop as
+ * this thread's last region, between two looks of its record, running on
+ * the caller alone.  Counts the region and returns true; then it runs
+ * serially and nothing else is due (tt__way_choose's fast path, taken
+ * before the team is even started). */
+static inline bool tt__way_serial_now(tt__way_table *t, const void *key,
+                                      size_t size, size_t m, size_t p,
+                                      tt__mode mode) {
+  tt__way_site *s = t->last;
+  if (!s || s->skip == 0 || s->cur != TT__WAY_SERIAL || s->trial != TT__WAYS ||
+      s->key != key || s->size != size || s->m != m ||
+      s->shape != ((uint32_t)(p << 2) | (uint32_t)mode))
+    return false;
+  s->skip--;
+  s->untimed++;
+  return true;
+}
 
 /* Records what a timed region cost; `ran` is the way it ran (which may
  * differ from the choice: the team was busy, or could not lend). */
-void tt__way_record(const tt__way_plan *plan, tt__way ran,
+void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *cost);
 
 /* What the rule needs, set at the first team start: a clock read's own
@@ -66,9 +116,11 @@ typedef struct tt__way_view {
   double est[TT__WAYS];   /* ns per region, 0: unknown */
   double work;            /* the serial estimate from the team's runs */
 } tt__way_view;
-bool tt__way_peek(const void *key, size_t size, size_t m, size_t p,
-                  tt__mode mode, tt__way_view *out);
-void tt__way_forget(void);
+bool tt__way_peek(const tt__way_table *t, const void *key, size_t size,
+                  size_t m, size_t p, tt__mode mode, tt__way_view *out);
+void tt__way_forget(tt__way_table *t);
+/* The calling thread's table. */
+tt__way_table *tt__way_mine(void);
 
 /* What the rule did in this process (TEAMS_DEBUG's report at exit). */
 void tt__way_report(void);

@@ -53,13 +53,14 @@ static double team_plain(const world *w) {
 }
 
 static const char key; /* a site no real loop has */
+static tt__way_table tab; /* the synthetic tests' own table */
 
 /* Runs n regions of the world's loop; returns the way the last one took. */
 static tt__way run(world *w, unsigned n) {
   tt__way way = TT__WAY_TEAM;
   for (unsigned i = 0; i < n; i++) {
     tt__way_plan plan;
-    way = tt__way_choose(&key, w->p, w->p, w->p, TT__MODE_STATIC, TT__RUN_AUTO,
+    way = tt__way_choose(&tab, &key, w->p, w->p, w->p, TT__MODE_STATIC, TT__RUN_AUTO,
                          w->lend_cost > 0, &plan);
     double ns;
     tt__way_cost c = {0, 0, 0, 1, 0};
@@ -82,7 +83,7 @@ static tt__way run(world *w, unsigned n) {
     c.ns = (uint64_t)ns + CLOCK_NS;
     c.end_ns = w->now;
     if (plan.timed)
-      tt__way_record(&plan, way, &c);
+      tt__way_record(&tab, &plan, way, &c);
     w->ran[way]++;
     w->spent += ns;
   }
@@ -91,12 +92,12 @@ static tt__way run(world *w, unsigned n) {
 
 static tt__way_view peek(const world *w) {
   tt__way_view v;
-  cr_assert(tt__way_peek(&key, w->p, w->p, w->p, TT__MODE_STATIC, &v), "no record");
+  cr_assert(tt__way_peek(&tab, &key, w->p, w->p, w->p, TT__MODE_STATIC, &v), "no record");
   return v;
 }
 
 static void fresh(uint64_t omp_spin_ns) {
-  tt__way_forget();
+  tt__way_forget(&tab);
   tt__way_init(CLOCK_NS, omp_spin_ns);
 }
 
@@ -187,7 +188,8 @@ Test(way, lends_when_openmp_holds_the_cpus) {
              .lend_cost = 3 * US};
   run(&w, 20000);
   cr_assert_eq(peek(&w).cur, TT__WAY_LEND);
-  cr_assert_gt(w.ran[TT__WAY_LEND], 18000);
+  double best = 20000 * 3 * US;
+  cr_assert(w.spent < best * 1.06, "spent %.3g ns, lending alone %.3g", w.spent, best);
 }
 
 /* The team does well (2.4 us) and lending would cost 3: lending is never
@@ -233,17 +235,17 @@ Test(way, a_lent_state_that_only_lending_sustains_ends) {
 Test(way, a_fixed_way_records_nothing) {
   fresh(0);
   tt__way_plan plan;
-  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_TEAM, true, &plan),
+  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_TEAM, true, &plan),
                TT__WAY_TEAM);
   cr_assert_null(plan.site);
-  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_SERIAL, true, &plan),
+  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_SERIAL, true, &plan),
                TT__WAY_SERIAL);
-  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, true, &plan),
+  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, true, &plan),
                TT__WAY_LEND);
-  cr_assert_eq(tt__way_choose(&key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, false, &plan),
+  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, false, &plan),
                TT__WAY_TEAM, "nothing to lend to: the team");
   tt__way_view v;
-  cr_assert(!tt__way_peek(&key, 2, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert(!tt__way_peek(&tab, &key, 2, 2, 2, TT__MODE_STATIC, &v));
 }
 
 /* Sites are told apart by function and shape: another shape of the same
@@ -277,7 +279,7 @@ static void team_of(size_t n) {
   setenv("TEAMS_RUN", "auto", 1);
   cr_assert_eq(tt_team_shutdown(), 0);
   cr_assert_eq(tt_team_start(), 0);
-  tt__way_forget();
+  tt__way_forget(tt__way_mine());
 }
 
 /* Empty regions on the real team end up on the caller alone (the team
@@ -294,7 +296,7 @@ Test(way, real_cheap_regions_run_on_the_caller) {
                    i, c, atomic_load(&x.runs[c]));
   }
   tt__way_view v;
-  cr_assert(tt__way_peek((const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert(tt__way_peek(tt__way_mine(), (const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
   cr_assert_eq(v.cur, TT__WAY_SERIAL, "team %.0f ns, caller %.0f ns",
                v.est[TT__WAY_TEAM], v.est[TT__WAY_SERIAL]);
 }
@@ -310,5 +312,5 @@ Test(way, first_touch_always_on_the_team) {
     cr_assert_eq(parallel, 1, "region %d ran on the caller alone", i);
   }
   tt__way_view v;
-  cr_assert(!tt__way_peek((const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert(!tt__way_peek(tt__way_mine(), (const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
 }
