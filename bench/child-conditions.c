@@ -271,9 +271,12 @@ int main(int argc, char **argv) {
     struct timespec nap = {0, 250000000}; /* OpenMP's threads go to sleep */
     nanosleep(&nap, NULL);
   }
-  /* reps: about 20 ms of the pattern per sample */
+  /* reps: about 20 ms of the pattern per sample, 100 ms where the CPUs
+   * change: each third of the run then lasts 1.5 s, three of the
+   * monitor's looks */
   double one = pattern_us(cell, p, !strncmp(cell, "batch", 5) ? 20 : 50);
-  unsigned reps = (unsigned)(20000.0 / (one > 0.01 ? one : 0.01));
+  double sample_us = chg ? 100000.0 : 20000.0;
+  unsigned reps = (unsigned)(sample_us / (one > 0.01 ? one : 0.01));
   if (!strncmp(cell, "batch", 5)) {
     unsigned b = (unsigned)strtoul(cell + 5, NULL, 10);
     reps = reps < b ? b : reps; /* whole batches */
@@ -282,7 +285,7 @@ int main(int argc, char **argv) {
     reps = 10;
   unsigned samples = quick ? 5 : 9;
   if (chg)
-    samples = quick ? 12 : 18;
+    samples = 45;
   /* follow[0]: seconds until the team shrank, [1]: grew back (-1: not yet) */
   double follow[2] = {-1, -1};
   size_t want = 0;

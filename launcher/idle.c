@@ -29,13 +29,22 @@
  * ~4).  The count is structural, as Go's cap on spinning Ms against idle
  * Ps is (runtime/proc.go, wakep): no constant.
  *
- * Yielding.  A spinner that has waited yield_after_ns yields the CPU between
- * looks: free when no other thread wants the CPU, and when more threads than
- * CPUs are runnable it hands the CPU to one that has work.  The threshold
- * is measured at start: TT__SHARE times the cost of a sched_yield that finds
- * no one to switch to, so that yielding costs the spinner at most 1/TT__SHARE
- * of its spin when it helps no one (a yield took 0.26-0.70 us on the 2-core
- * Xeon KVM guest: 8-22 us; it was a fixed 20 us before).
+ * Yielding.  An idle worker does not yield while it spins.  A yield hands
+ * the CPU to whichever thread wants it, and next to another process's
+ * busy thread that is a time slice for every region: TEAMS_RUN=team with a
+ * spinner on the other CPU of the 2-core Xeon guest took 24 us per empty
+ * region yielding after 10 us, 0.4-1.1 us not yielding (2 us work chunks:
+ * 11-13 us either way).  Where the spin hurts this process's own threads
+ * (an OpenMP runtime's, between the team's regions), the region's measured
+ * cost, gap included, says so, and the way's choice (way.c) moves the
+ * region off the team.  Waits that serve the team do yield, once they have
+ * lasted yield_after_ns: the holder's (and a tree leader's) wait for its
+ * participants, whose CPU a yield can only give to them when they share it,
+ * and the sentinel's endless spin.  The threshold is measured at start:
+ * TT__SHARE times the cost of a sched_yield that finds no one to switch
+ * to, so that yielding costs a wait at most 1/TT__SHARE of its length when
+ * it helps no one (a yield took 0.26-0.70 us on the 2-core Xeon KVM guest:
+ * 8-22 us; it was a fixed 20 us before).
  *
  * Sentinel mode (TEAMS_IDLE=sentinel, HPX PR #8036; protocol 20, 21): a
  * worker whose deadline passed first tries CAS(team.sentinel_id: 0 -> its
@@ -164,8 +173,6 @@ void *tt__worker_main(void *arg) {
     if (tt_atomic_load_relaxed(&w->go) != seen)
       continue;
     uint64_t now = tt__now_ns();
-    if (now - last_event >= T->yield_after_ns)
-      sched_yield();
     if (ran) {
       if (region_running(ran_gen))
         deadline = now + T->spin_ns;

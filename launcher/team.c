@@ -64,14 +64,14 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
 
   /* The way (way.c); first touch always runs on the team (its pages stay
    * where the chunks ran). */
-  tt__way_plan plan = {NULL, false};
+  tt__way_plan plan = {NULL, false, 0};
   tt__way way = TT__WAY_TEAM;
   bool can_lend = !all && tt__lend_possible(me, p);
   if (!all)
     way = tt__way_choose(&me->ways, site ? site : (const void *)f, size, m, p,
                          mode, (tt__run)tt__T.run, can_lend, &plan);
   tt__way_cost cost = {0, 0, 0, 1, 0};
-  uint64_t t0 = plan.timed ? tt__now_ns() : 0;
+  uint64_t t0 = !plan.timed ? 0 : plan.t0 ? plan.t0 : tt__now_ns();
   if (way == TT__WAY_SERIAL) {
     run_serial(me, f, ctx, m, mode);
     if (plan.timed) {

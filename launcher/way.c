@@ -45,7 +45,11 @@
  *     OpenMP's threads spin for their blocktime (libomp KMP_BLOCKTIME,
  *     libgomp GOMP_SPINCOUNT, lend.c) and compete with the team's workers:
  *     a team trial then lasts until that time has passed since the last
- *     lent region, or until the team is cheaper.  Without it, lending keeps
+ *     lent region, or until the team is cheaper, and its budget counts
+ *     that time at the team's cost before it is first tried (200 ms of
+ *     libomp's blocktime at 3x: the first such trial after 9 s of lent
+ *     regions; where the program's own OpenMP regions keep its threads
+ *     spinning, the trial finds no cooler team).  Without it, lending keeps
  *     OpenMP's threads spinning, which keeps the team slow, which keeps the
  *     regions lent -- the state that sustained itself before;
  *   - lending wakes OpenMP's threads, which then compete with the team for
@@ -90,6 +94,7 @@ typedef tt__way_site site;
 /* Set at the first team start (tt__way_init), or by a test. */
 static uint64_t clock_ns;    /* a clock read's own cost */
 static uint64_t omp_spin_ns; /* OpenMP's threads spin this long after a region */
+static uint64_t (*now_ns)(void) = tt__now_ns; /* a test's virtual clock */
 
 static struct {
   _Atomic uint64_t timed[TT__WAYS], trials[TT__WAYS], switches;
@@ -108,6 +113,8 @@ void tt__way_init(uint64_t clock, uint64_t omp_spin) {
   clock_ns = clock;
   omp_spin_ns = omp_spin;
 }
+
+void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns; }
 
 static uint32_t shape_of(size_t p, tt__mode mode) {
   return (uint32_t)(p << 2) | (uint32_t)mode;
@@ -216,6 +223,86 @@ static void pick_cur(site *s) {
     s->cur = (uint8_t)best;
     tt_atomic_fetch_add_relaxed(&stats.switches, 1);
   }
+  /* A team trial from lent regions waits out OpenMP's spin at the team's
+   * cost: its budget is that, before it is first tried. */
+  if (s->cur == TT__WAY_LEND && s->est[TT__WAY_TEAM] > s->est[TT__WAY_LEND]) {
+    float wait = (float)omp_spin_ns *
+                 (1 - s->est[TT__WAY_LEND] / s->est[TT__WAY_TEAM]);
+    if (s->charge[TT__WAY_TEAM] < wait)
+      s->charge[TT__WAY_TEAM] = wait;
+  }
+}
+
+/* Whether the trial's region that just ended, its trial_n-th, came after
+ * the transient the current way left behind (see the rule): the first
+ * region of a trial pays it (a wake-up of the team's workers, or of
+ * OpenMP's), except the caller alone's, which has none; after lent regions
+ * the team's trial settles with the first region that started after
+ * OpenMP's threads stopped spinning. */
+static bool settled(const tt__way_table *t, const site *s, tt__way x,
+                    uint64_t start) {
+  if (x == TT__WAY_SERIAL)
+    return true;
+  if (s->trial_n < 2)
+    return false;
+  return x != TT__WAY_TEAM || s->cur != TT__WAY_LEND ||
+         start - t->last_lend >= omp_spin_ns;
+}
+
+/* A timed region's cost, complete: its own time and the gap after it (see
+ * "The gap" in the rule), of way `ran`, which started at `start`. */
+static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
+                  uint64_t start) {
+  for (int x = 0; x < TT__WAYS; x++)
+    s->since[x] = x == (int)ran ? 0 : s->since[x] + cost;
+  if (ran == TT__WAY_TEAM && s->trial == NONE && s->est[ran] > 0 &&
+      (s->team_best <= 0 || s->est[ran] < s->team_best))
+    s->team_best = s->est[ran];
+
+  if (s->trial == ran) {
+    s->trial_n++;
+    s->trial_sum += cost;
+    if (settled(t, s, ran, start)) {
+      s->settled_sum += cost;
+      if (cost > s->settled_max)
+        s->settled_max = cost;
+      s->settled_n++;
+    } else if (s->trial_n > 1 && s->est[s->cur] > 0 && cost < s->est[s->cur]) {
+      /* already cheaper than cur, transient or not: settled from here */
+      s->settled_sum = s->settled_max = cost;
+      s->settled_n = 1;
+    }
+    if (s->settled_n < SETTLED)
+      return;
+    float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n;
+    /* the settled regions' mean without the costliest, which may have met
+     * an interrupt or a time slice */
+    s->est[ran] = (s->settled_sum - s->settled_max) / (float)(SETTLED - 1);
+    if (ran == TT__WAY_TEAM && (s->team_best <= 0 || s->est[ran] < s->team_best))
+      s->team_best = s->est[ran];
+    s->charge[ran] = extra > cost ? extra : cost;
+    s->trial = NONE;
+    pick_cur(s);
+    return;
+  }
+  if (s->trial != NONE)
+    return; /* a trial's region that ran another way: nothing to learn */
+  s->est[ran] = s->est[ran] > 0 ? s->est[ran] + (cost - s->est[ran]) *
+                                                  weight(s->est[ran], s->every)
+                                : cost;
+  if (ran == s->cur)
+    pick_cur(s);
+}
+
+/* The next region of a site whose last one was timed starts now: that
+ * one's cost is complete. */
+static void complete(tt__way_table *t, site *s, uint64_t now) {
+  uint64_t gap = now - s->pend_end;
+  float cost = s->pend_dur;
+  if (gap < (uint64_t)HORIZON_NS)
+    cost += (float)gap;
+  s->pending = false;
+  learn(t, s, (tt__way)s->pend_way, cost, s->pend_end - (uint64_t)s->pend_dur);
 }
 
 tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
@@ -236,7 +323,10 @@ tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
   }
   site *s = lookup(t, key, size, m, shape_of(p, mode));
   plan->site = s;
+  plan->t0 = 0;
   t->last = s;
+  if (s->pending)
+    complete(t, s, plan->t0 = now_ns());
   tt__way way = (tt__way)s->cur;
   if (way == TT__WAY_LEND && !can_lend)
     way = TT__WAY_TEAM;
@@ -277,25 +367,10 @@ tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
   return way;
 }
 
-/* Whether the trial's region that just ended, its trial_n-th, came after
- * the transient the current way left behind (see the rule): the first
- * region of a trial pays it (a wake-up of the team's workers, or of
- * OpenMP's), except the caller alone's, which has none; after lent regions
- * the team's trial settles with the first region that started after
- * OpenMP's threads stopped spinning. */
-static bool settled(const tt__way_table *t, const site *s, tt__way x,
-                    uint64_t start) {
-  if (x == TT__WAY_SERIAL)
-    return true;
-  if (s->trial_n < 2)
-    return false;
-  return x != TT__WAY_TEAM || s->cur != TT__WAY_LEND ||
-         start - t->last_lend >= omp_spin_ns;
-}
-
 void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *c) {
   site *s = plan->site;
+  (void)t;
   if (!s || !plan->timed)
     return;
   tt_atomic_fetch_add_relaxed(&stats.timed[ran], 1);
@@ -315,45 +390,11 @@ void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
       t->lend_overhead = over > 0 ? over : 1.0f;
     }
   }
-  for (int x = 0; x < TT__WAYS; x++)
-    s->since[x] = x == (int)ran ? 0 : s->since[x] + cost;
-  if (ran == TT__WAY_TEAM && s->trial == NONE && s->est[ran] > 0 &&
-      (s->team_best <= 0 || s->est[ran] < s->team_best))
-    s->team_best = s->est[ran];
-
-  if (s->trial == ran) {
-    s->trial_n++;
-    s->trial_sum += cost;
-    if (settled(t, s, ran, c->end_ns - c->ns)) {
-      s->settled_sum += cost;
-      if (cost > s->settled_max)
-        s->settled_max = cost;
-      s->settled_n++;
-    } else if (s->trial_n > 1 && s->est[s->cur] > 0 && cost < s->est[s->cur]) {
-      /* already cheaper than cur, transient or not: settled from here */
-      s->settled_sum = s->settled_max = cost;
-      s->settled_n = 1;
-    }
-    if (s->settled_n < SETTLED)
-      return;
-    float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n;
-    /* the settled regions' mean without the costliest, which may have met
-     * an interrupt or a time slice */
-    s->est[ran] = (s->settled_sum - s->settled_max) / (float)(SETTLED - 1);
-    if (ran == TT__WAY_TEAM && (s->team_best <= 0 || s->est[ran] < s->team_best))
-      s->team_best = s->est[ran];
-    s->charge[ran] = extra > cost ? extra : cost;
-    s->trial = NONE;
-    pick_cur(s);
-    return;
-  }
-  if (s->trial != NONE)
-    return; /* a trial's region that ran another way: nothing to learn */
-  s->est[ran] = s->est[ran] > 0 ? s->est[ran] + (cost - s->est[ran]) *
-                                                  weight(s->est[ran], s->every)
-                                : cost;
-  if (ran == s->cur)
-    pick_cur(s);
+  /* The cost is complete when the site's next region starts. */
+  s->pending = true;
+  s->pend_way = (uint8_t)ran;
+  s->pend_dur = cost;
+  s->pend_end = c->end_ns;
 }
 
 bool tt__way_peek(const tt__way_table *t, const void *key, size_t size,

@@ -44,6 +44,10 @@ typedef struct tt__way_site {
   float trial_sum;     /* the trial's cost so far */
   float settled_sum;   /* ... of its regions after the transient */
   float settled_max;   /* ... and the costliest of those */
+  bool pending;        /* its last region was timed: cost complete at the next */
+  uint8_t pend_way;
+  float pend_dur;      /* that region's own time, ns */
+  uint64_t pend_end;   /* when it ended */
   uint16_t settled_n;
 } tt__way_site;
 
@@ -60,6 +64,7 @@ typedef struct tt__way_table {
 typedef struct tt__way_plan {
   tt__way_site *site; /* the record it updates; NULL: a fixed way, nothing recorded */
   bool timed;  /* time this region and record it */
+  uint64_t t0; /* tt__now_ns() at the choice when it read the clock, else 0 */
 } tt__way_plan;
 
 /* What a region that ran cost, for tt__way_record. */
@@ -90,6 +95,7 @@ static inline bool tt__way_serial_now(tt__way_table *t, const void *key,
                                       tt__mode mode) {
   tt__way_site *s = t->last;
   if (!s || s->skip == 0 || s->cur != TT__WAY_SERIAL || s->trial != TT__WAYS ||
+      s->pending ||
       s->key != key || s->size != size || s->m != m ||
       s->shape != ((uint32_t)(p << 2) | (uint32_t)mode))
     return false;
@@ -108,6 +114,8 @@ void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
  * after a region (tt__lend_spin_ns). */
 uint64_t tt__way_clock_cost(void);
 void tt__way_init(uint64_t clock_ns, uint64_t omp_spin_ns);
+/* Tests: the clock the rule reads when a region starts (NULL: the real). */
+void tt__way_test_clock(uint64_t (*now)(void));
 
 /* Tests: the calling thread's record of a site (NULL when not in its
  * table), its fields as way.c keeps them, and a reset of its table. */

@@ -363,58 +363,6 @@ static int thread_stat(const char *name, long *ticks, char *state) {
 
 static void nop_chunk(void *p, size_t c) {}
 
-/* A spinning worker that shares its CPU with a busy thread yields it
- * (launcher/idle.c, "Yielding"): the team starts on two CPUs (so it is not
- * overcommitted), then the worker and the caller are put on one, and the
- * caller keeps it busy for a second while the worker spins (TEAMS_SPIN_US
- * of 5 s).  A spinner that did not yield would take half of that CPU; the
- * yielding one takes a small part (0-2% on the 2-core guest). */
-Test(team, spinner_yields_a_shared_cpu) {
-  cpu_set_t all;
-  cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
-  if (CPU_COUNT(&all) < 2)
-    cr_skip_test("needs 2 CPUs in the affinity mask");
-  int cpu = 0;
-  while (!CPU_ISSET(cpu, &all))
-    cpu++;
-  setenv("TEAMS_NUM_THREADS", "2", 1);
-  setenv("TEAMS_SPIN_US", "5000000", 1);
-  setenv("TEAMS_IDLE", "sleep", 1);
-  setenv("TEAMS_RUN", "team", 1);
-  cr_assert_eq(tt_team_size(), 2);
-  pid_t w = -1; /* the worker names itself when it starts running */
-  for (int i = 0; i < 1000 && w < 0; i++, usleep(1000))
-    w = thread_tid("teams-w1");
-  cr_assert_gt(w, 0);
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  cr_assert_eq(sched_setaffinity(w, sizeof one, &one), 0);
-  cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
-  tt_foreach_chunk(nop_chunk, NULL, 2, 2); /* the worker runs a chunk, spins */
-  long t0, t1;
-  char st;
-  cr_assert_eq(thread_stat("teams-w1", &t0, &st), 0);
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  double el = 0;
-  while (el < 1.0) {
-    volatile unsigned long x = 0; /* keep the shared CPU busy */
-    for (unsigned long i = 0; i < 1000000; i++)
-      x += i;
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    el = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-  }
-  cr_assert_eq(thread_stat("teams-w1", &t1, &st), 0);
-  double share = (double)(t1 - t0) / (double)sysconf(_SC_CLK_TCK) / el;
-  cr_assert_eq(st == 'R' || st == 'S', 1, "worker state %c", st);
-  cr_assert(share < 0.25, "the spinning worker took %.0f%% of the CPU it shares "
-            "with a busy thread", 100 * share);
-  /* And the team still works. */
-  tt_foreach_chunk(nop_chunk, NULL, 2, 2);
-  cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
-}
-
 /* A worker that back-to-back loops do not use sleeps after its spin time,
  * however busy the team is; the worker they use keeps up with them. */
 Test(team, unused_worker_sleeps_while_loops_run) {
