@@ -84,7 +84,8 @@
 #define SITES TT__WAY_SITES
 #define NONE TT__WAYS
 #define HORIZON_NS 100000000.0
-#define SETTLED 4 /* a trial's regions after its transient */
+#define SETTLED 4    /* a trial's regions after its transient */
+#define TRIAL_MAX 32 /* a trial's regions at most, but for a cool-down */
 /* Each of the two other ways' trials spends at most 1/TRIAL_SHARE of the
  * time: together 1/TT__SHARE. */
 #define TRIAL_SHARE (TT__SHARE * (TT__WAYS - 1))
@@ -262,22 +263,27 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
   if (s->trial == ran) {
     s->trial_n++;
     s->trial_sum += cost;
-    if (settled(t, s, ran, start)) {
-      s->settled_sum += cost;
-      if (cost > s->settled_max)
-        s->settled_max = cost;
-      s->settled_n++;
-    } else if (s->trial_n > 1 && s->est[s->cur] > 0 && cost < s->est[s->cur]) {
-      /* already cheaper than cur, transient or not: settled from here */
-      s->settled_sum = s->settled_max = cost;
-      s->settled_n = 1;
-    }
+    if (settled(t, s, ran, start) ||
+        (s->trial_n > 1 && s->est[s->cur] > 0 && cost < s->est[s->cur]))
+      s->ring[s->settled_n++ % SETTLED] = cost; /* cheaper than cur: settled */
     if (s->settled_n < SETTLED)
+      return;
+    /* The last SETTLED regions: steady once the costliest is within twice
+     * the cheapest (a woken thread next to another process's busy one
+     * waited a time slice, 3-4 ms, in each of its first three regions on
+     * the 2-core guest, then ran 6 us ones), or once the trial is long. */
+    float lo = s->ring[0], hi = s->ring[0], sum = 0;
+    for (int k = 0; k < SETTLED; k++) {
+      lo = s->ring[k] < lo ? s->ring[k] : lo;
+      hi = s->ring[k] > hi ? s->ring[k] : hi;
+      sum += s->ring[k];
+    }
+    if (hi > 2 * lo && s->trial_n < TRIAL_MAX)
       return;
     float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n;
     /* the settled regions' mean without the costliest, which may have met
      * an interrupt or a time slice */
-    s->est[ran] = (s->settled_sum - s->settled_max) / (float)(SETTLED - 1);
+    s->est[ran] = (sum - hi) / (float)(SETTLED - 1);
     if (ran == TT__WAY_TEAM && (s->team_best <= 0 || s->est[ran] < s->team_best))
       s->team_best = s->est[ran];
     s->charge[ran] = extra > cost ? extra : cost;
@@ -287,9 +293,25 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
   }
   if (s->trial != NONE)
     return; /* a trial's region that ran another way: nothing to learn */
-  s->est[ran] = s->est[ran] > 0 ? s->est[ran] + (cost - s->est[ran]) *
-                                                  weight(s->est[ran], s->every)
-                                : cost;
+  float *est = &s->est[ran];
+  /* A new level: SETTLED samples in a row beyond twice the estimate, or
+   * below half of it, are the way's cost now, not its tail. */
+  int dir = *est <= 0 ? 0 : cost > 2 * *est ? 1 : cost < *est / 2 ? -1 : 0;
+  if (dir == 0 || dir != s->level_dir) {
+    s->level_dir = (int8_t)dir;
+    s->level_n = 0;
+    s->level_sum = 0;
+  }
+  if (dir != 0) {
+    s->level_n++;
+    s->level_sum += cost;
+  }
+  if (dir != 0 && s->level_n >= SETTLED) {
+    *est = s->level_sum / (float)s->level_n;
+    s->level_dir = 0;
+  } else {
+    *est = *est > 0 ? *est + (cost - *est) * weight(*est, s->every) : cost;
+  }
   if (ran == s->cur)
     pick_cur(s);
 }
@@ -349,7 +371,6 @@ tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
       s->trial = (uint8_t)x;
       s->trial_n = 0;
       s->trial_sum = 0;
-      s->settled_sum = s->settled_max = 0;
       s->settled_n = 0;
       tt_atomic_fetch_add_relaxed(&stats.trials[x], 1);
     }

@@ -42,13 +42,15 @@ typedef struct tt__way_site {
   float work;          /* serial estimate from the team's own share; 0 */
   float team_best;     /* the lowest estimate the team has had, 0 */
   float trial_sum;     /* the trial's cost so far */
-  float settled_sum;   /* ... of its regions after the transient */
-  float settled_max;   /* ... and the costliest of those */
+  float ring[4];       /* ... of its last regions after the transient */
+  uint16_t settled_n;  /* how many of those */
+  int8_t level_dir;    /* samples in a row above twice est (1), below half (-1) */
+  uint8_t level_n;
+  float level_sum;
   bool pending;        /* its last region was timed: cost complete at the next */
   uint8_t pend_way;
   float pend_dur;      /* that region's own time, ns */
   uint64_t pend_end;   /* when it ended */
-  uint16_t settled_n;
 } tt__way_site;
 
 /* A launching thread's table (in its tt__thread, team-state.h). */
