@@ -298,6 +298,9 @@ int main(int argc, char **argv) {
       changed_at = bench_now_ns();
     }
     double us = pattern_us(cell, p, reps);
+    if (chg) /* a sample of at least 100 ms, whatever the first estimate */
+      for (unsigned more = 1; (double)more * reps * us < sample_us; more++)
+        us = (us * more + pattern_us(cell, p, reps)) / (more + 1);
     if (sized && which >= 0 && follow[which] < 0 && tt_team_size() == want)
       follow[which] = (double)(bench_now_ns() - changed_at) / 1e9;
     printf("sample\t%s\t%s\tus\t-\t%.6g\n", label, metric, us);

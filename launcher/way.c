@@ -30,9 +30,12 @@
  *   - an estimate goes stale while its way does not run (the load went
  *     away, OpenMP's threads went to sleep), so every way is tried again
  *     once the time spent on the site since it last ran is 2 TT__SHARE
- *     times what its last trial cost beyond cur: the trials of the two
- *     other ways cost at most 1/TT__SHARE of the time they serve, whatever
- *     the machine;
+ *     times what its last trial cost beyond cur, and beyond it while its
+ *     threads spin on (the team's workers spin_ns, OpenMP's threads their
+ *     blocktime; a trial's workers spinning after it slowed the OpenMP
+ *     regions of a loop on the caller alone): the trials of the two other
+ *     ways cost at most 1/TT__SHARE of the time they serve, whatever the
+ *     machine;
  *   - a trial lasts until the transient that the current way left behind
  *     is over, and the mean of the SETTLED (4) regions that follow, less
  *     the costliest, is the estimate: one region that met an interrupt or
@@ -280,7 +283,14 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
     }
     if (hi > 2 * lo && s->trial_n < TRIAL_MAX)
       return;
-    float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n;
+    /* What the trial cost beyond cur, and what its threads cost after it:
+     * the team's workers spin spin_ns, OpenMP's their blocktime, and
+     * whatever the program runs meanwhile may wait for them (counted as
+     * if it all did). */
+    float extra = s->trial_sum - s->est[s->cur] * (float)s->trial_n +
+                  (ran == TT__WAY_TEAM   ? (float)tt__T.spin_ns
+                   : ran == TT__WAY_LEND ? (float)omp_spin_ns
+                                         : 0);
     /* the settled regions' mean without the costliest, which may have met
      * an interrupt or a time slice */
     s->est[ran] = (sum - hi) / (float)(SETTLED - 1);
