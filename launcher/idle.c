@@ -78,7 +78,7 @@ uint64_t tt__yield_threshold_ns(void) {
   uint64_t best = UINT64_MAX;
   for (int i = 0; i < 8; i++) {
     uint64_t t0 = tt__now_ns();
-    sched_yield();
+    tt__yield();
     uint64_t dt = tt__now_ns() - t0;
     best = dt < best ? dt : best;
   }
@@ -122,7 +122,7 @@ static void be_sentinel(tt__worker *w, uint32_t seen, uint32_t ran_gen) {
                         tt_atomic_load_relaxed(&T->running_gen) != ran_gen))
       break;
     if (k % 64 == 0 && tt__now_ns() - since >= T->yield_after_ns)
-      sched_yield();
+      tt__yield();
     else
       tt__cpu_relax();
     uint32_t now = tt_atomic_load_acquire(&T->wake_seq);

@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpuset.h"
 #include "lend.h"
@@ -63,7 +62,7 @@ static bool sizing_changed(void) {
   int tid = mon.watch_mask ? mon.tid : -1;
   tt__cpumask probe;
   if (tid > 0 && tt__affinity_of(tid, &probe) == -ESRCH)
-    tid = (int)getpid(); /* the thread that started the team is gone */
+    tid = tt__pid(); /* the thread that started the team is gone */
   tt__cpuset_look(&mon.src, tid, &in);
   tt__cpuset now;
   tt__cpuset_decide(&in, &now);
@@ -320,7 +319,7 @@ static void take_waiting_with(tt__thread *me, bool (*take)(tt__thread *)) {
     if (++spins < 1000)
       tt__cpu_relax();
     else
-      sched_yield();
+      tt__yield();
   }
 }
 void tt__take_waiting(tt__thread *me) { take_waiting_with(me, tt__try_take); }

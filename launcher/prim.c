@@ -96,7 +96,11 @@ int tt__affinity_of(int tid, tt__cpumask *m) {
 
 int tt__tid(void) { return (int)syscall(SYS_gettid); }
 
-bool tt__first_thread(void) { return tt__tid() == (int)getpid(); }
+int tt__pid(void) { return (int)getpid(); }
+
+bool tt__first_thread(void) { return tt__tid() == tt__pid(); }
+
+void tt__yield(void) { sched_yield(); }
 
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m) {
   return -pthread_setaffinity_np(t, sizeof(cpu_set_t), (const cpu_set_t *)m);

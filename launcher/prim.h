@@ -53,10 +53,14 @@ int tt__affinity_save(tt__cpumask *m);
 int tt__affinity_of(int tid, tt__cpumask *m);
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m);
 
-/* The calling thread's kernel id, and whether it is the process's first
- * thread (its id is the process id). */
+/* The calling thread's kernel id, the process's (its first thread's), and
+ * whether the calling thread is the process's first thread. */
 int tt__tid(void);
+int tt__pid(void);
 bool tt__first_thread(void);
+
+/* Gives the CPU to another runnable thread, if any (sched_yield). */
+void tt__yield(void);
 
 /* Create a joinable thread with an 8 MiB stack, with affinity mask `mask`
  * (NULL: the caller's); returns 0 or a negative errno (the reason a team

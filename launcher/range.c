@@ -49,9 +49,9 @@
  * 2 participants, 5 runs 20.8-21.6 ns); capping the units at 64 per
  * participant bounds it near 1.4 us per participant, under 3% of a 50 us
  * region, while a thief can still balance to 1/64 of a block.  The
- * table (16 entries, direct-mapped on f and n) forgets a loop when another
+ * table (16 entries, direct-mapped on the loop's site -- its function, or the kernel the
+ * driver names -- and n) forgets a loop when another
  * one maps to its entry: it then starts again as unknown. */
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,7 +413,7 @@ static void on_chunk(void *ctx, size_t c) {
 static void on_pause(unsigned *tries) {
   unsigned t = (*tries)++;
   if (t < 64) {
-    sched_yield();
+    tt__yield();
     return;
   }
   long ns = 1000l << (t - 64 < 10 ? t - 64 : 10); /* 1 us .. ~1 ms */

@@ -20,7 +20,6 @@
 #define TEAMS_TEAM_STATE_H
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -262,7 +261,7 @@ static inline void tt__wait_until(bool (*cond)(const void *arg),
         (tt__overcommitted() ||
          (since ? tt__now_ns() - since >= tt__T.yield_after_ns
                 : (since = tt__now_ns(), false))))
-      sched_yield();
+      tt__yield();
     else
       tt__cpu_relax();
   }
