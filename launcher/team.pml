@@ -53,23 +53,9 @@
  * never carries into `closed`; at the end the team released, shut down, and
  * no sentinel left.
  *
- * Mutations (-DMUT_*, each must make the check fail; tests/model-check.sh):
- * MUT_LOAD_SLEEP (a load and a store of SLEEP instead of the CAS),
- * MUT_STORE_GO (a load and a store instead of the holder's exchange),
- * MUT_RESET_ACTIVE (the reset clears `active`), MUT_JOIN_NOCHECK (a join
- * kept on a closed or newer region), MUT_NO_CLOSE (a load of `active`
- * instead of the fetch_or that closes), MUT_NO_FUTEX_RECHECK (futex_wait
- * sleeps without comparing the word), MUT_NO_LEFT_RESET (no
- * sync_reset(false) before `left` overflows), MUT_KEEP_OWNER (a host that
- * finds the team shut down forgets to release it), MUT_LEND_KEEPS_OWNER (a
- * lent region forgets to release it), MUT_SENTINEL_NOPOLL (the sentinel
- * does not watch wake_seq), MUT_SENTINEL_NOENTRYSCAN (a new sentinel does
- * not scan after its first read of wake_seq), MUT_NO_RESYNC and
- * MUT_SAME_RESYNC (the wrap without a resync, or with one generation for
- * every resync), and the tree's MUT_TREE_NO_WAKE, MUT_TREE_WRONG_COUNTER,
- * MUT_TREE_NO_CHILD_WAIT, MUT_TREE_LATE_RESET, MUT_TREE_STALE_FORWARD.
- * MUT_SENTINEL_NOSCAN (no scan after resigning) is not caught once the
- * entry scan exists: such a wake-up is late, not lost.
+ * Mutations (-DMUT_*): each is a one-line change of this model, written
+ * where the model has the step it breaks; tests/model-check.sh runs the
+ * ones that must make the check fail and says what each breaks.
  *
  * Generations wrap modulo GENMOD (2^30 in the code): regions take 3 ..
  * GENMOD - 1, resyncs 1 and 2 in turn; the default GENMOD never wraps in
@@ -97,10 +83,10 @@
 #define MODES 7 /* kinds of region launched: 1 static, 2 greedy, 4 each */
 #endif
 #ifndef LEFT_MAX
-#define LEFT_MAX 3 /* largest value of region.sync's `left` (0xffff in team.c) */
+#define LEFT_MAX 3 /* largest value of region.sync's `left` (0xffff in the code) */
 #endif
 /* Generations: team.gen counts 1, 2, ... skipping 0, modulo GENMOD (2^30 in
- * team.c); by default the bounded runs never wrap. */
+ * the code); by default the bounded runs never wrap. */
 #ifndef GENMOD
 #define GENMOD 64
 #endif
@@ -160,7 +146,7 @@ byte d_p[NP];
 byte d_mode[NP];
 /* the tree's part of the descriptor: subtree [w, d_hi[w]), the participant
  * to report to, tree or flat; and each participant's `done` (0: the
- * holder's, workers[0].done in team.c) */
+ * holder's, workers[0].done in the code) */
 byte d_hi[NP];
 byte d_up[NP];
 bool d_tree[NP];

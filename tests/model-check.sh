@@ -152,7 +152,30 @@ check ways-2w-2hw pass -DWAYS -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT
 check ways-sentinel-2w-2r-static pass -DWAYS -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DMODES=1
 check mutant-MUT_LEND_KEEPS_OWNER fail -DWAYS -DMUT_LEND_KEEPS_OWNER -DNW=2 -DNH=1 -DNREG=2
 
-# Mutations that must be caught.
+# Mutations that must be caught, each a one-line change of launcher/team.pml:
+#   MUT_LOAD_SLEEP        the worker loads its go word and stores SLEEP
+#                         instead of the CAS (protocol 9)
+#   MUT_STORE_GO          the holder loads the go word and stores it instead
+#                         of the exchange (3, 9)
+#   MUT_RESET_ACTIVE      the reset of region.sync clears `active` (12)
+#   MUT_JOIN_NOCHECK      a join is kept on a closed or newer region (11)
+#   MUT_NO_CLOSE          the holder loads `active` instead of closing the
+#                         region with fetch_or (11)
+#   MUT_NO_FUTEX_RECHECK  futex_wait sleeps without comparing the word (9)
+#   MUT_NO_LEFT_RESET     no sync_reset(false) before `left` overflows (10)
+#   MUT_KEEP_OWNER        a host that finds the team shut down forgets to
+#                         release it (15)
+#   MUT_LEND_KEEPS_OWNER  a lent region forgets to release it (42; above)
+#   MUT_SAME_RESYNC, MUT_NO_RESYNC  every resync takes one generation, or
+#                         the generations wrap with no resync (17, 18)
+#   MUT_SENTINEL_NOPOLL   the sentinel does not watch wake_seq (21)
+#   MUT_SENTINEL_NOENTRYSCAN  a new sentinel does not scan after its first
+#                         read of wake_seq: a wake-up left just before is
+#                         lost until it resigns (21)
+#   the tree's, below     MUT_TREE_NO_WAKE, _WRONG_COUNTER, _NO_CHILD_WAIT,
+#                         _LATE_RESET, _STALE_FORWARD (38-40)
+# MUT_SENTINEL_NOSCAN (no scan after resigning) is not caught once the entry
+# scan exists: such a wake-up is late, not lost.
 for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK \
            MUT_NO_CLOSE MUT_NO_FUTEX_RECHECK MUT_NO_LEFT_RESET MUT_KEEP_OWNER; do
   check "mutant-$mut" fail -D$mut -DNW=2 -DNH=1 -DNREG=3
