@@ -47,7 +47,9 @@ extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
                           unsigned flags) __attribute__((weak));
 extern int kmp_get_blocktime(void) __attribute__((weak));
 
-bool tt__in_openmp_parallel(void) { return omp_in_parallel && omp_in_parallel(); }
+bool tt__in_openmp_parallel(void) {
+  return omp_in_parallel && omp_in_parallel();
+}
 
 bool tt__lend_possible(tt__thread *me, size_t p) {
 #if defined(__SANITIZE_THREAD__)
@@ -56,7 +58,8 @@ bool tt__lend_possible(tt__thread *me, size_t p) {
   return false;
 #else
   if (!GOMP_parallel || !omp_get_thread_num || !omp_get_num_threads ||
-      !omp_get_max_threads || p >= tt__T.tree_min || tt__T.pin != TT__PIN_NONE)
+      !omp_get_max_threads || p >= tt_atomic_load_relaxed(&tt__T.tree_min) ||
+      tt_atomic_load_relaxed(&tt__T.pin) != TT__PIN_NONE)
     return false;
   if (!me->first)
     me->first = tt__first_thread() ? 1 : -1;

@@ -48,12 +48,13 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static struct {
   pthread_t thread;
   bool running;
-  _Atomic uint32_t stop;  /* futex word: 1 tells the monitor to exit */
-  tt__cpuset_src src;     /* where the cgroup files are */
-  tt__cpuset_in start_in; /* what the start read (its OpenMP and MPI parts stay) */
-  tt__cpuset cs;          /* what the start decided */
-  int tid;                /* whose affinity mask sizes the team */
-  bool watch_mask;        /* false for a pinned caller */
+  _Atomic uint32_t stop; /* futex word: 1 tells the monitor to exit */
+  tt__cpuset_src src;    /* where the cgroup files are */
+  tt__cpuset_in
+      start_in;    /* what the start read (its OpenMP and MPI parts stay) */
+  tt__cpuset cs;   /* what the start decided */
+  int tid;         /* whose affinity mask sizes the team */
+  bool watch_mask; /* false for a pinned caller */
 } mon;
 
 /* A look: would the team be sized differently now? */
@@ -119,7 +120,8 @@ static pthread_once_t caller_key_once = PTHREAD_ONCE_INIT;
 static void pinned_caller_exit(void *unused) {
   (void)unused;
   pthread_mutex_lock(&lifecycle);
-  if (tt__T.has_pinned_caller && pthread_equal(pthread_self(), tt__T.pinned_caller))
+  if (tt__T.has_pinned_caller &&
+      pthread_equal(pthread_self(), tt__T.pinned_caller))
     tt__T.has_pinned_caller = false;
   pthread_mutex_unlock(&lifecycle);
 }
@@ -180,10 +182,11 @@ static int start_locked(int tid) {
   tt_atomic_store_relaxed(&T->busy_wait, set.value[TT__SET_BUSY] == 1);
   T->slots = n;
   T->sentinel_mode = set.value[TT__SET_IDLE] == 1;
-  T->run = (int)set.value[TT__SET_RUN];
-  T->tree_min = (size_t)set.value[TT__SET_TREE_MIN];
+  tt_atomic_store_relaxed(&T->run, (int)set.value[TT__SET_RUN]);
+  tt_atomic_store_relaxed(&T->tree_min, (size_t)set.value[TT__SET_TREE_MIN]);
   T->tree_k = (size_t)set.value[TT__SET_TREE_K];
-  T->pin = (tt__pin)set.value[TT__SET_PIN];
+  tt__pin pin = (tt__pin)set.value[TT__SET_PIN];
+  tt_atomic_store_relaxed(&T->pin, (int)pin);
   T->spin_ns = (uint64_t)set.value[TT__SET_SPIN_US] * 1000u;
   T->yield_after_ns = tt__yield_threshold_ns();
   T->cpus = cpus;
@@ -206,8 +209,8 @@ static int start_locked(int tid) {
   double topo_ms = 0;
   for (size_t i = 0; i < n; i++)
     cpus_of[i] = -1;
-  int trc = tt__topology_init_within(n, T->pin, &cs.cpus, cpus_of, &topo_ms);
-  if (trc < 0 && T->pin != TT__PIN_NONE)
+  int trc = tt__topology_init_within(n, pin, &cs.cpus, cpus_of, &topo_ms);
+  if (trc < 0 && pin != TT__PIN_NONE)
     snprintf(T->degraded, sizeof T->degraded,
              "topology unavailable (%s): not pinned", tt_strerror(trc));
 
@@ -241,7 +244,8 @@ static int start_locked(int tid) {
     ws[i].id = i;
     ws[i].cpu = cpus_of[i];
     tt_atomic_store_relaxed(&ws[i].go, 0);
-    int rc = tt__thread_create(&ws[i].thread, tt__worker_main, &ws[i], &cs.cpus);
+    int rc =
+        tt__thread_create(&ws[i].thread, tt__worker_main, &ws[i], &cs.cpus);
     if (rc) {
       snprintf(T->degraded, sizeof T->degraded,
                "created %zu of %zu workers: %s", i - 1, n - 1, strerror(-rc));
@@ -271,8 +275,8 @@ static int start_locked(int tid) {
             "teams: team of %zu participants (asked %zu), topology %.2f ms, "
             "start %.2f ms, yield after %.1f us%s%s\n",
             tt__team_size(), T->requested, topo_ms, T->start_ms,
-            (double)T->yield_after_ns / 1e3, T->degraded[0] ? ", degraded: " : "",
-            T->degraded);
+            (double)T->yield_after_ns / 1e3,
+            T->degraded[0] ? ", degraded: " : "", T->degraded);
     char list[256];
     tt__cpulist_format(&cs.cpus, list, sizeof list);
     fprintf(stderr, "teams: cpus: %s (%s), size: %zu (%s)%s\n", list,
@@ -397,8 +401,9 @@ uint32_t tt__team_skip_to_wrap(uint32_t left) {
 }
 
 size_t tt__team_awake(void) {
-  return tt_atomic_load_acquire(&tt__T.running) ? tt_atomic_load_relaxed(&tt__T.awake)
-                                                : 0;
+  return tt_atomic_load_acquire(&tt__T.running)
+             ? tt_atomic_load_relaxed(&tt__T.awake)
+             : 0;
 }
 
 int tt_team_get_info(tt_team_info *info) {
@@ -413,7 +418,7 @@ int tt_team_get_info(tt_team_info *info) {
   info->spin_us = (double)tt__T.spin_ns / 1e3;
   info->busy_wait = tt_atomic_load_relaxed(&tt__T.busy_wait);
   info->sentinel = tt__T.sentinel_mode;
-  info->pinned = (int)tt__T.pin;
+  info->pinned = tt_atomic_load_relaxed(&tt__T.pin);
   info->start_ms = tt__T.start_ms;
   info->degraded = tt__T.degraded[0] ? tt__T.degraded : NULL;
   pthread_mutex_unlock(&lifecycle);

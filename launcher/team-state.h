@@ -142,10 +142,15 @@ typedef struct tt__team {
    * them; size, the workers actually made, is known only later). */
   size_t slots;
   bool sentinel_mode; /* TEAMS_IDLE=sentinel */
-  int run;            /* TEAMS_RUN: tt__way_setting */
-  size_t tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
-  size_t tree_k;      /* ... use the tree, of branching TEAMS_TREE_K */
-  tt__pin pin;
+  /* run, tree_min and pin are read before the team is taken (the way, the
+   * lending test), while a restart may be rewriting them: relaxed atomics.
+   * A stale value only picks a worse way for one region; team.c checks
+   * lending again once it holds the team. */
+  _Atomic int run; /* TEAMS_RUN: tt__way_setting */
+  _Atomic size_t
+      tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
+  size_t tree_k;   /* ... use the tree, of branching TEAMS_TREE_K (held) */
+  _Atomic int pin; /* tt__pin */
   size_t requested;
   double start_ms;
   int caller_cpu;
@@ -257,10 +262,9 @@ static inline void tt__wait_until(bool (*cond)(const void *arg),
                                   const void *arg) {
   uint64_t since = 0;
   for (unsigned k = 1; !cond(arg); k++) {
-    if (k % 64 == 0 &&
-        (tt__overcommitted() ||
-         (since ? tt__now_ns() - since >= tt__T.yield_after_ns
-                : (since = tt__now_ns(), false))))
+    if (k % 64 == 0 && (tt__overcommitted() ||
+                        (since ? tt__now_ns() - since >= tt__T.yield_after_ns
+                               : (since = tt__now_ns(), false))))
       tt__yield();
     else
       tt__cpu_relax();

@@ -48,8 +48,8 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     p = m;
   tt__thread *me = tt__me();
   if (m == 1 || p == 1 || me->depth > 0 ||
-      (!all && tt__way_serial_now(&me->ways, site ? site : (const void *)f, size,
-                                  m, p, mode)) ||
+      (!all && tt__way_serial_now(&me->ways, site ? site : (const void *)f,
+                                  size, m, p, mode)) ||
       tt__in_openmp_parallel()) {
     run_serial(me, f, ctx, m, mode);
     return 0;
@@ -69,7 +69,8 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   bool can_lend = !all && tt__lend_possible(me, p);
   if (!all)
     way = tt__way_choose(&me->ways, site ? site : (const void *)f, size, m, p,
-                         mode, (tt__run)tt__T.run, can_lend, &plan);
+                         mode, (tt__run)tt_atomic_load_relaxed(&tt__T.run),
+                         can_lend, &plan);
   tt__way_cost cost = {0, 0, 0, 1, 0};
   uint64_t t0 = !plan.timed ? 0 : plan.t0 ? plan.t0 : tt__now_ns();
   if (way == TT__WAY_SERIAL) {
@@ -108,9 +109,12 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     run_serial(me, f, ctx, m, mode);
     return 0;
   }
+  if (way == TT__WAY_LEND && !tt__lend_possible(me, p))
+    way = TT__WAY_TEAM; /* a restart since the choice changed the settings */
   tt__way ran = TT__WAY_TEAM;
   tt__own own = {0, 0};
-  if (way == TT__WAY_LEND && (cost.threads = tt__lend(f, ctx, m, p, mode)) > 0) {
+  if (way == TT__WAY_LEND &&
+      (cost.threads = tt__lend(f, ctx, m, p, mode)) > 0) {
     ran = TT__WAY_LEND;
   } else {
     tt__run_parallel(me, f, ctx, m, p, mode, plan.timed ? &own : NULL);
@@ -133,8 +137,8 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
                      size_t p) {
   if (!f || p == 0)
     return TT_EINVAL;
-  return tt__team_run(f, ctx, m, p,
-                      m == p || m < p ? TT__MODE_STATIC : TT__MODE_GREEDY, NULL);
+  return tt__team_run(
+      f, ctx, m, p, m == p || m < p ? TT__MODE_STATIC : TT__MODE_GREEDY, NULL);
 }
 
 /* ---- queries ------------------------------------------------------------------- */
@@ -142,7 +146,8 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 int tt_participant(void) { return tt__me()->self; }
 
 size_t tt__team_tree_min(void) {
-  return tt__ensure_started() == 0 ? tt__T.tree_min : 0;
+  return tt__ensure_started() == 0 ? tt_atomic_load_relaxed(&tt__T.tree_min)
+                                   : 0;
 }
 
 bool tt__region_parallel(void) { return tt__me()->parallel; }
@@ -159,7 +164,8 @@ int tt__participant_cpu(size_t participant) {
   if (!tt_atomic_load_acquire(&tt__T.running) || participant >= tt__team_size())
     return -1;
   if (participant == 0)
-    return tt__T.has_pinned_caller && pthread_equal(pthread_self(), tt__T.pinned_caller)
+    return tt__T.has_pinned_caller &&
+                   pthread_equal(pthread_self(), tt__T.pinned_caller)
                ? tt__T.caller_cpu
                : -1;
   return tt__T.workers[participant].cpu;
