@@ -28,109 +28,28 @@
  *
  *   child --cell solo|batchB|pairs --kind empty|work --team P --label SYS
  *         --metric NAME [--change mask|quota] [--quick] [--round R] */
-#include "bench.h"
+#include "mix.h"
 
 #include <fcntl.h>
-#include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "teams/team.h"
-
-#ifdef BENCH_WITH_CL
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#endif
-
-#ifndef BENCH_OMP_SYSTEM
-#error "build with -DBENCH_OMP_SYSTEM=libgomp or libomp"
-#endif
-
-/* Units of bench_row_body per chunk: ~2 us on the 2-core build machines. */
-#define CHUNK_UNITS 2000
-
-static volatile double sink[BENCH_MAX_P * 8];
-static uint32_t units;
-
-static void work(size_t c) {
-  if (units)
-    sink[(c % BENCH_MAX_P) * 8] += bench_row_body(units, (double)c);
-}
-
-static void team_chunk(void *ctx, size_t c) {
-  (void)ctx;
-  work(c);
-}
-
-static void omp_region(size_t p) {
-  const long n = (long)p;
-#pragma omp parallel for schedule(static) num_threads(p)
-  for (long c = 0; c < n; c++)
-    work((size_t)c);
-}
-
 enum { REGION_TEAM, REGION_OPENMP, REGION_CL };
 static int region = REGION_TEAM;
-
-#ifdef BENCH_WITH_CL
-static const char *cl_source =
-    "__kernel void work(__global double *sink, uint units) {\n"
-    "  size_t c = get_group_id(0);\n"
-    "  double acc = (double)c;\n"
-    "  for (uint k = 0; k < units; k++)\n"
-    "    acc = acc * 0.999999 + 1e-7;\n"
-    "  sink[c * 8] += acc;\n"
-    "}\n";
-static struct {
-  cl_command_queue q;
-  cl_kernel k;
-  cl_mem sink;
-} cl;
-
-static const char *cl_open(size_t p) {
-  setenv("OCL_ICD_VENDORS", TT_POCL_VENDORS, 1);
-  setenv("POCL_DEVICES", "teams", 1);
-  setenv("POCL_CACHE_DIR", TT_BENCH_CACHE, 0);
-  cl_platform_id pl;
-  cl_device_id dev;
-  cl_int err;
-  if (clGetPlatformIDs(1, &pl, NULL) != CL_SUCCESS ||
-      clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
-    return "no teams device";
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  if (err != CL_SUCCESS)
-    return "clCreateContext failed";
-  cl.q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &cl_source, NULL, &err);
-  if (err != CL_SUCCESS || clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS)
-    return "clBuildProgram failed";
-  cl.k = clCreateKernel(prog, "work", &err);
-  cl.sink = clCreateBuffer(ctx, CL_MEM_READ_WRITE, p * 8 * sizeof(double), NULL, &err);
-  if (err != CL_SUCCESS)
-    return "clCreateBuffer failed";
-  cl_uint u = units;
-  clSetKernelArg(cl.k, 0, sizeof cl.sink, &cl.sink);
-  clSetKernelArg(cl.k, 1, sizeof u, &u);
-  return NULL;
-}
-#endif
 
 static void team_region(size_t p) {
   switch (region) {
   case REGION_OPENMP:
-    omp_region(p);
+    mix_omp_region(p);
     return;
 #ifdef BENCH_WITH_CL
-  case REGION_CL: {
-    size_t global = p, local = 1;
-    clEnqueueNDRangeKernel(cl.q, cl.k, 1, NULL, &global, &local, 0, NULL, NULL);
-    clFinish(cl.q);
+  case REGION_CL:
+    mix_cl_region(p);
     return;
-  }
 #endif
   default:
-    tt_foreach_chunk(team_chunk, NULL, p, p);
+    mix_team_region(p);
   }
 }
 
@@ -142,7 +61,7 @@ static double pattern_us(const char *cell, size_t p, unsigned reps) {
     unsigned batches = reps / b ? reps / b : 1;
     for (unsigned k = 0; k < batches; k++) {
       for (unsigned i = 0; i < b; i++)
-        omp_region(p);
+        mix_omp_region(p);
       for (unsigned i = 0; i < b; i++)
         team_region(p);
     }
@@ -151,7 +70,7 @@ static double pattern_us(const char *cell, size_t p, unsigned reps) {
   int pairs = !strcmp(cell, "pairs");
   for (unsigned i = 0; i < reps; i++) {
     if (pairs)
-      omp_region(p);
+      mix_omp_region(p);
     team_region(p);
   }
   return (double)(bench_now_ns() - t0) / 1e3 / reps;
@@ -232,13 +151,13 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
-  units = !strcmp(kind, "work") ? CHUNK_UNITS : 0;
+  mix_units = !strcmp(kind, "work") ? MIX_CHUNK_UNITS : 0;
   const char *r = getenv("TEAMS_BENCH_REGION");
   if (r && !strcmp(r, "openmp"))
     region = REGION_OPENMP;
   else if (r && !strcmp(r, "cl")) {
 #ifdef BENCH_WITH_CL
-    const char *why = cl_open(p);
+    const char *why = mix_cl_open(p);
     if (why) {
       printf("note\t%s: %s left out: %s\n", label, metric, why);
       return 0;
@@ -265,7 +184,7 @@ int main(int argc, char **argv) {
   sched_getaffinity(0, sizeof mask_all, &mask_all);
 
   /* The process has used OpenMP (and the team, or the device) once. */
-  omp_region(p);
+  mix_omp_region(p);
   team_region(p);
   if (!strcmp(cell, "solo")) {
     struct timespec nap = {0, 250000000}; /* OpenMP's threads go to sleep */

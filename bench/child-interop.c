@@ -20,113 +20,28 @@
  * the team region is an OpenCL kernel on the teams device instead: p
  * work-groups of one work-item doing the same work, enqueue + clFinish.
  * team_alone is then that kernel alone in the OpenMP process. */
-#include "bench.h"
+#include "mix.h"
 
-#include <omp.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "teams/team.h"
-
-#ifdef BENCH_WITH_CL
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <stdlib.h>
-#endif
-
-#ifndef BENCH_OMP_SYSTEM
-#error "build with -DBENCH_OMP_SYSTEM=libgomp or libomp"
-#endif
-
-/* Units of bench_row_body per chunk: ~2-3 us on the 2-core build machine. */
-#define CHUNK_UNITS 2000
-
-static volatile double sink[BENCH_MAX_P * 8];
-
-static void work(size_t c) {
-  sink[(c % BENCH_MAX_P) * 8] += bench_row_body(CHUNK_UNITS, (double)c);
-}
-
-static void team_chunk(void *ctx, size_t c) {
-  (void)ctx;
-  work(c);
-}
-
-static void omp_region(size_t p) {
-  const long n = (long)p;
-#pragma omp parallel for schedule(static) num_threads(p)
-  for (long c = 0; c < n; c++)
-    work((size_t)c);
-}
-
-#ifdef BENCH_WITH_CL
-/* The kernel of the +cl systems: work() per work-group. */
-static const char *cl_source =
-    "__kernel void work(__global double *sink, uint units) {\n"
-    "  size_t c = get_group_id(0);\n"
-    "  double acc = (double)c;\n"
-    "  for (uint k = 0; k < units; k++)\n"
-    "    acc = acc * 0.999999 + 1e-7;\n"
-    "  sink[c * 8] += acc;\n"
-    "}\n";
-static struct {
-  cl_command_queue q;
-  cl_kernel k;
-  cl_mem sink;
-} cl;
-
-/* The teams device of the build tree's private prefix; 0 or a message. */
-static const char *cl_open(size_t p) {
-  setenv("OCL_ICD_VENDORS", TT_POCL_VENDORS, 1);
-  setenv("POCL_DEVICES", "teams", 1);
-  setenv("POCL_CACHE_DIR", TT_BENCH_CACHE, 0);
-  cl_platform_id pl;
-  cl_device_id dev;
-  cl_int err;
-  if (clGetPlatformIDs(1, &pl, NULL) != CL_SUCCESS ||
-      clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
-    return "no teams device";
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  if (err != CL_SUCCESS)
-    return "clCreateContext failed";
-  cl.q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &cl_source, NULL, &err);
-  if (err != CL_SUCCESS || clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS)
-    return "clBuildProgram failed";
-  cl.k = clCreateKernel(prog, "work", &err);
-  cl.sink = clCreateBuffer(ctx, CL_MEM_READ_WRITE, p * 8 * sizeof(double), NULL,
-                           &err);
-  if (err != CL_SUCCESS)
-    return "clCreateBuffer failed";
-  double zero[BENCH_MAX_P * 8] = {0};
-  clEnqueueWriteBuffer(cl.q, cl.sink, CL_TRUE, 0, p * 8 * sizeof(double), zero,
-                       0, NULL, NULL);
-  cl_uint units = CHUNK_UNITS;
-  clSetKernelArg(cl.k, 0, sizeof cl.sink, &cl.sink);
-  clSetKernelArg(cl.k, 1, sizeof units, &units);
-  return NULL;
-}
 
 static int use_cl;
 
 static void team_region(size_t p) {
-  if (!use_cl) {
-    tt_foreach_chunk(team_chunk, NULL, p, p);
+#ifdef BENCH_WITH_CL
+  if (use_cl) {
+    mix_cl_region(p);
     return;
   }
-  size_t global = p, local = 1;
-  clEnqueueNDRangeKernel(cl.q, cl.k, 1, NULL, &global, &local, 0, NULL, NULL);
-  clFinish(cl.q);
-}
-#else
-static void team_region(size_t p) { tt_foreach_chunk(team_chunk, NULL, p, p); }
 #endif
+  mix_team_region(p);
+}
 
 static double batch_us(int which, size_t p, unsigned reps) {
   int64_t t0 = bench_now_ns();
   for (unsigned i = 0; i < reps; i++) {
     if (which != 1)
-      omp_region(p);
+      mix_omp_region(p);
     if (which != 0)
       team_region(p);
   }
@@ -169,7 +84,7 @@ int main(int argc, char **argv) {
   const char *mode = getenv("TEAMS_BENCH_INTEROP");
   if (mode && !strcmp(mode, "cl")) {
 #ifdef BENCH_WITH_CL
-    const char *why = cl_open(p);
+    const char *why = mix_cl_open(p);
     if (why) {
       printf("note\t%s: left out: %s\n", label, why);
       return 0;
