@@ -597,12 +597,54 @@ static bool try_write(const char *path, const char *text) {
   return close(fd) == 0 && ok;
 }
 
-static const char *quota_leaf;
+/* A cgroup of its own for a quota test: an outer one that holds the quota
+ * (quota_dir) and an inner one without one that the child joins
+ * (quota_leaf): the tightest ancestor decides. */
+static char quota_dir[1100], quota_leaf[1200];
+static bool quota_v1;
 #define CANNOT_JOIN 77 /* the child's exit status when it cannot move itself */
 
-static void quota_child(void *arg) {
-  const e2e *want = arg;
-  char path[1200], pid[32];
+/* The outer cgroup's quota: v2 as cpu.max has it, v1 in cfs_quota_us (of a
+ * 100000 us period). */
+static bool set_quota(const char *v2, const char *v1) {
+  char path[1300];
+  if (quota_v1) {
+    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", quota_dir);
+    bool ok = try_write(path, "100000");
+    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", quota_dir);
+    return ok && try_write(path, v1);
+  }
+  snprintf(path, sizeof path, "%s/cpu.max", quota_dir);
+  return try_write(path, v2);
+}
+
+/* Makes both cgroups, the outer with the given quota; skips the test where
+ * this machine does not let it. */
+static void quota_make(const char *v2, const char *v1) {
+  char parent[1024], why[600] = "";
+  if (!quota_parent(parent, sizeof parent, &quota_v1, why, sizeof why))
+    cr_skip_test("cannot make a cgroup with a CPU quota here: %s", why);
+  snprintf(quota_dir, sizeof quota_dir, "%s/teams-test-%d", parent,
+           (int)getpid());
+  snprintf(quota_leaf, sizeof quota_leaf, "%s/inner", quota_dir);
+  if (mkdir(quota_dir, 0755) != 0)
+    cr_skip_test("cannot make a cgroup in %s: %s", parent, strerror(errno));
+  if (!quota_v1) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", quota_dir);
+    try_write(path, "+cpu"); /* not needed for the quota to apply */
+  }
+  if (!set_quota(v2, v1) || mkdir(quota_leaf, 0755) != 0) {
+    int err = errno;
+    rmdir(quota_leaf);
+    rmdir(quota_dir);
+    cr_skip_test("cannot set a quota in %s: %s", quota_dir, strerror(err));
+  }
+}
+
+/* In the child: move into the inner cgroup, or end with CANNOT_JOIN. */
+static void quota_join(void) {
+  char path[1300], pid[32];
   snprintf(path, sizeof path, "%s/cgroup.procs", quota_leaf);
   snprintf(pid, sizeof pid, "%d\n", (int)getpid());
   if (!try_write(path, pid)) {
@@ -610,7 +652,24 @@ static void quota_child(void *arg) {
       _exit(2);
     _exit(CANNOT_JOIN);
   }
-  check_team(want);
+}
+
+/* Runs the child, removes both cgroups (the child is reaped: they are
+ * empty, pass or fail) and asserts it passed; its message into msg. */
+static void quota_run(void (*child)(void *), void *arg, char *msg, size_t cap) {
+  int status = child_status(child, arg, msg, cap);
+  cr_expect_eq(rmdir(quota_leaf), 0, "rmdir %s: %s", quota_leaf, strerror(errno));
+  cr_expect_eq(rmdir(quota_dir), 0, "rmdir %s: %s", quota_dir, strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == CANNOT_JOIN)
+    cr_skip_test("cannot move a process into %s: %s", quota_leaf, msg);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "%s: child ended with status %d: %s",
+            quota_v1 ? "cgroup v1 quota" : "cgroup v2 quota", status, msg);
+}
+
+static void quota_child(void *arg) {
+  quota_join();
+  check_team(arg);
   tt__cpuset cs;
   tt__cpuset_last(&cs);
   CHILD_CHECK(!strcmp(cs.size_from, "cgroup quota 0.5 cpus"),
@@ -625,48 +684,12 @@ Test(cpuset, cgroup_quota_caps_the_size) {
     cr_skip_test("needs 2 CPUs to see a quota of 0.5 lower the size (has %zu)",
                  cs.ncpus);
   unsetenv("TEAMS_NUM_THREADS");
-  char parent[1024], why[600] = "", outer[1100], leaf[1200], path[1300];
-  bool v1 = false;
-  if (!quota_parent(parent, sizeof parent, &v1, why, sizeof why))
-    cr_skip_test("cannot make a cgroup with a CPU quota here: %s", why);
-  /* the quota on an outer cgroup, the process in an inner one without one:
-   * the tightest ancestor decides */
-  snprintf(outer, sizeof outer, "%s/teams-test-%d", parent, (int)getpid());
-  snprintf(leaf, sizeof leaf, "%s/inner", outer);
-  if (mkdir(outer, 0755) != 0)
-    cr_skip_test("cannot make a cgroup in %s: %s", parent, strerror(errno));
-  bool ok;
-  if (v1) {
-    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", outer);
-    ok = try_write(path, "100000");
-    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", outer);
-    ok = ok && try_write(path, "50000");
-  } else {
-    snprintf(path, sizeof path, "%s/cpu.max", outer);
-    ok = try_write(path, "50000 100000");
-    snprintf(path, sizeof path, "%s/cgroup.subtree_control", outer);
-    try_write(path, "+cpu"); /* not needed for the quota to apply */
-  }
-  int err = errno;
-  if (!ok || mkdir(leaf, 0755) != 0) {
-    rmdir(leaf);
-    rmdir(outer);
-    cr_skip_test("cannot set a quota in %s: %s", outer, strerror(ok ? errno : err));
-  }
-  quota_leaf = leaf;
+  quota_make("50000 100000", "50000");
   char one[16];
   snprintf(one, sizeof one, "%s", list_of(&cs.cpus));
   e2e want = {one, 1, "affinity mask"};
   char msg[401];
-  int status = child_status(quota_child, &want, msg, sizeof msg);
-  /* the child is reaped: its cgroups are empty and go, pass or fail */
-  cr_expect_eq(rmdir(leaf), 0, "rmdir %s: %s", leaf, strerror(errno));
-  cr_expect_eq(rmdir(outer), 0, "rmdir %s: %s", outer, strerror(errno));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == CANNOT_JOIN)
-    cr_skip_test("cannot move a process into %s: %s", leaf, msg);
-  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "%s: child ended with status %d: %s",
-            v1 ? "cgroup v1 quota" : "cgroup v2 quota", status, msg);
+  quota_run(quota_child, &want, msg, sizeof msg);
 }
 
 /* ---- the team follows a change while it runs (lifecycle.c, "Sizing") ---------------------- */
@@ -723,32 +746,9 @@ Test(cpuset, team_follows_a_changed_mask, .timeout = 60) {
 
 /* The cgroup's quota goes from none to half a CPU while the team runs: the
  * team shrinks to one participant, and grows back when the quota goes. */
-static char quota_dir[1100];
-static bool quota_v1;
-
-static bool set_quota(const char *v2, const char *v1) {
-  char path[1300];
-  if (quota_v1) {
-    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", quota_dir);
-    if (!try_write(path, "100000"))
-      return false;
-    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", quota_dir);
-    return try_write(path, v1);
-  }
-  snprintf(path, sizeof path, "%s/cpu.max", quota_dir);
-  return try_write(path, v2);
-}
-
 static void changed_quota_child(void *arg) {
   size_t n = *(size_t *)arg;
-  char path[1200], pid[32];
-  snprintf(path, sizeof path, "%s/cgroup.procs", quota_leaf);
-  snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-  if (!try_write(path, pid)) {
-    if (write(child_fd, strerror(errno), strlen(strerror(errno))) < 0)
-      _exit(2);
-    _exit(CANNOT_JOIN);
-  }
+  quota_join();
   CHILD_CHECK(tt_team_size() == n, "the team has %zu, not %zu", tt_team_size(), n);
   CHILD_CHECK(set_quota("50000 100000", "50000"), "cannot set the quota");
   double down = seconds_until_size(1);
@@ -769,35 +769,10 @@ Test(cpuset, team_follows_a_changed_quota, .timeout = 60) {
     cr_skip_test("needs 2 CPUs and no quota (has %zu, %s)", cs.ncpus, cs.size_from);
   unsetenv("TEAMS_NUM_THREADS");
   unsetenv("TEAMS_PIN");
-  char parent[1024], why[600] = "", leaf[1200];
-  if (!quota_parent(parent, sizeof parent, &quota_v1, why, sizeof why))
-    cr_skip_test("cannot make a cgroup with a CPU quota here: %s", why);
-  snprintf(quota_dir, sizeof quota_dir, "%s/teams-test-%d", parent, (int)getpid());
-  snprintf(leaf, sizeof leaf, "%s/inner", quota_dir);
-  if (mkdir(quota_dir, 0755) != 0)
-    cr_skip_test("cannot make a cgroup in %s: %s", parent, strerror(errno));
-  if (!quota_v1) {
-    char path[1300];
-    snprintf(path, sizeof path, "%s/cgroup.subtree_control", quota_dir);
-    try_write(path, "+cpu");
-  }
-  if (!set_quota("max 100000", "-1") || mkdir(leaf, 0755) != 0) {
-    int err = errno;
-    rmdir(leaf);
-    rmdir(quota_dir);
-    cr_skip_test("cannot use a cgroup in %s: %s", quota_dir, strerror(err));
-  }
-  quota_leaf = leaf;
+  quota_make("max 100000", "-1");
   char msg[401];
   size_t n = cs.size;
-  int status = child_status(changed_quota_child, &n, msg, sizeof msg);
-  cr_expect_eq(rmdir(leaf), 0, "rmdir %s: %s", leaf, strerror(errno));
-  cr_expect_eq(rmdir(quota_dir), 0, "rmdir %s: %s", quota_dir, strerror(errno));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == CANNOT_JOIN)
-    cr_skip_test("cannot move a process into %s: %s", leaf, msg);
-  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "%s: child ended with status %d: %s",
-            quota_v1 ? "cgroup v1 quota" : "cgroup v2 quota", status, msg);
+  quota_run(changed_quota_child, &n, msg, sizeof msg);
   cr_log_info("%s\n", msg);
 }
 
