@@ -195,7 +195,8 @@ static int start_locked(int tid) {
   static bool measured; /* once per process: the clock, OpenMP's spin */
   if (!measured) {
     measured = true;
-    tt__way_init(tt__way_clock_cost(), tt__lend_spin_ns());
+    tt__way_init(tt__way_clock_cost(), tt__way_look_cost(),
+                 tt__lend_spin_ns());
   }
 
   int *cpus_of = malloc(n * sizeof *cpus_of);

@@ -64,7 +64,7 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
 
   /* The way (way.c); first touch always runs on the team (its pages stay
    * where the chunks ran). */
-  tt__way_plan plan = {NULL, false, 0};
+  tt__way_plan plan = {NULL, false, m, 0};
   tt__way way = TT__WAY_TEAM;
   bool can_lend = !all && tt__lend_possible(me, p);
   if (!all)

@@ -11,7 +11,10 @@
  * Per launching thread, a small table keeps a record per site: a loop, by
  * its function (for a range or a kernel, the user's: the launcher's and the
  * driver's own runners are shared by all), its length, and the shape of its
- * region (m, p, mode).  A record holds each way's
+ * region (m, p, mode); lengths and m by their class, within a factor of
+ * two (a loop whose length changes with every region -- a triangular one,
+ * m = n - i -- is one record, not a new one per region that would start
+ * with the team's trial each time).  A record holds each way's
  * recent cost per region (est), and
  *   - the cheapest known way (cur) runs; its estimate is a mean per
  *     region over the last HORIZON_NS (100 ms) of its regions: each timed
@@ -97,6 +100,7 @@ typedef tt__way_site site;
 
 /* Set at the first team start (tt__way_init), or by a test. */
 static uint64_t clock_ns;    /* a clock read's own cost */
+static uint64_t look_ns;     /* a timed region's own cost: its look and reads */
 static uint64_t omp_spin_ns; /* OpenMP's threads spin this long after a region */
 static uint64_t (*now_ns)(void) = tt__now_ns; /* a test's virtual clock */
 
@@ -113,37 +117,24 @@ uint64_t tt__way_clock_cost(void) {
   return best;
 }
 
-void tt__way_init(uint64_t clock, uint64_t omp_spin) {
+void tt__way_init(uint64_t clock, uint64_t look, uint64_t omp_spin) {
   clock_ns = clock;
+  look_ns = look;
   omp_spin_ns = omp_spin;
 }
 
 void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns; }
 
-static uint32_t shape_of(size_t p, tt__mode mode) {
-  return (uint32_t)(p << 2) | (uint32_t)mode;
-}
-
-static site *slot_of(const tt__way_table *t, const void *key, size_t size,
-                     size_t m, uint32_t shape) {
-  uint64_t h = ((uint64_t)(uintptr_t)key >> 4) ^ (uint64_t)size * 0x9e3779b97f4a7c15u ^
-               (uint64_t)m * 0xff51afd7ed558ccdu ^ (uint64_t)shape * 0xc2b2ae3d27d4eb4fu;
-  return (site *)&t->sites[(h ^ (h >> 29)) % SITES];
-}
-
-static bool same(const site *s, const void *key, size_t size, size_t m,
-                 uint32_t shape) {
-  return s->key == key && s->size == size && s->m == m && s->shape == shape;
-}
 
 static site *lookup(tt__way_table *t, const void *key, size_t size, size_t m,
                     uint32_t shape) {
-  site *s = slot_of(t, key, size, m, shape);
-  if (!same(s, key, size, m, shape)) {
+  uint8_t size_c = tt__way_class(size), m_c = tt__way_class(m);
+  site *s = tt__way_slot(t, key, size_c, m_c, shape);
+  if (!tt__way_same(s, key, size_c, m_c, shape)) {
     memset(s, 0, sizeof *s);
     s->key = key;
-    s->size = size;
-    s->m = m;
+    s->size_class = size_c;
+    s->m_class = m_c;
     s->shape = shape;
     /* A new loop starts with a trial of the team: its first region may
      * wake sleeping workers, which is not what the team costs. */
@@ -169,7 +160,7 @@ static float weight(float est, uint32_t every) {
 static uint32_t stride(float est) {
   if (est <= 0)
     return 0;
-  double k = 2.0 * (double)clock_ns * TT__SHARE / (double)est;
+  double k = (double)look_ns * TT__SHARE / (double)est;
   return k < 1 ? 0 : k > 255 ? 255 : (uint32_t)k;
 }
 
@@ -342,6 +333,7 @@ tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
                        bool can_lend, tt__way_plan *plan) {
   plan->site = NULL;
   plan->timed = false;
+  plan->m = m;
   switch (run) {
   case TT__RUN_TEAM:
     return TT__WAY_TEAM;
@@ -353,10 +345,9 @@ tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
   default:
     break;
   }
-  site *s = lookup(t, key, size, m, shape_of(p, mode));
+  site *s = lookup(t, key, size, m, tt__way_shape(p, mode));
   plan->site = s;
   plan->t0 = 0;
-  t->last = s;
   if (s->pending)
     complete(t, s, plan->t0 = now_ns());
   tt__way way = (tt__way)s->cur;
@@ -407,7 +398,7 @@ void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
   tt_atomic_fetch_add_relaxed(&stats.timed[ran], 1);
   float cost = c->ns > clock_ns ? (float)(c->ns - clock_ns) : 1.0f;
   if (ran == TT__WAY_TEAM && c->own_chunks) {
-    size_t m = s->m, p = s->shape >> 2;
+    size_t m = plan->m, p = s->shape >> 2;
     tt__mode mode = (tt__mode)(s->shape & 3);
     float all = (float)c->own_ns *
                 (float)(mode == TT__MODE_GREEDY ? m : p) / (float)c->own_chunks;
@@ -430,9 +421,10 @@ void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
 
 bool tt__way_peek(const tt__way_table *t, const void *key, size_t size,
                   size_t m, size_t p, tt__mode mode, tt__way_view *out) {
-  uint32_t shape = shape_of(p, mode);
-  const site *s = slot_of(t, key, size, m, shape);
-  if (!same(s, key, size, m, shape))
+  uint32_t shape = tt__way_shape(p, mode);
+  uint8_t size_c = tt__way_class(size), m_c = tt__way_class(m);
+  const site *s = tt__way_slot(t, key, size_c, m_c, shape);
+  if (!tt__way_same(s, key, size_c, m_c, shape))
     return false;
   out->cur = (tt__way)s->cur;
   out->trial = (tt__way)s->trial;
@@ -457,11 +449,13 @@ void tt__way_report(void) {
   fprintf(stderr,
           "teams: ways: timed regions on the team %llu, on OpenMP's threads "
           "%llu, on the caller %llu; trials %llu, %llu, %llu; %llu switches; "
-          "workers slept %llu times after their spin, %llu overcommitted\n",
+          "workers slept %llu times after their spin, %llu overcommitted; "
+          "a timed region costs %llu ns (a clock read %llu)\n",
           t[0], t[1], t[2], tr[0], tr[1], tr[2],
           (unsigned long long)tt_atomic_load_relaxed(&stats.switches),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_spun),
-          (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted));
+          (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted),
+          (unsigned long long)look_ns, (unsigned long long)clock_ns);
   /* This thread's loops (the report runs at exit, on the thread that ends
    * the process: usually the one that launched). */
   static const char *const names[] = {"team", "openmp", "caller"};
@@ -471,10 +465,44 @@ void tt__way_report(void) {
     if (!s->key)
       continue;
     fprintf(stderr,
-            "teams:   loop %p n=%zu m=%zu p=%u: on the %s; ns per region: team "
-            "%.0f, openmp %.0f, caller %.0f (work %.0f)\n",
-            s->key, s->size, s->m, s->shape >> 2, names[s->cur],
+            "teams:   loop %p n<2^%u m<2^%u p=%u: on the %s; ns per region: "
+            "team %.0f, openmp %.0f, caller %.0f (work %.0f)\n",
+            s->key, s->size_class, s->m_class, s->shape >> 2, names[s->cur],
             (double)s->est[0], (double)s->est[1], (double)s->est[2],
             (double)s->work);
   }
+}
+
+/* A timed region's own cost, measured: the look at its record
+ * (tt__way_choose, tt__way_record, and the completion at the next region)
+ * on a scratch table, the cheapest of 16, and its second clock read.  Once,
+ * at the first team start (under the lifecycle lock); the counters of the
+ * debug report are put back as they were. */
+uint64_t tt__way_look_cost(void) {
+  static tt__way_table scratch;
+  static const char key;
+  uint64_t saved[2 * TT__WAYS + 1];
+  for (int x = 0; x < TT__WAYS; x++) {
+    saved[x] = tt_atomic_load_relaxed(&stats.timed[x]);
+    saved[TT__WAYS + x] = tt_atomic_load_relaxed(&stats.trials[x]);
+  }
+  saved[2 * TT__WAYS] = tt_atomic_load_relaxed(&stats.switches);
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 16; i++) {
+    uint64_t a = tt__now_ns();
+    tt__way_plan plan;
+    tt__way w = tt__way_choose(&scratch, &key, 2, 2, 2, TT__MODE_STATIC,
+                               TT__RUN_AUTO, false, &plan);
+    tt__way_cost c = {1000, 0, 0, 1, a + 1000};
+    tt__way_record(&scratch, &plan, w, &c);
+    uint64_t b = tt__now_ns();
+    best = b - a < best ? b - a : best;
+  }
+  memset(&scratch, 0, sizeof scratch);
+  for (int x = 0; x < TT__WAYS; x++) {
+    tt_atomic_store_relaxed(&stats.timed[x], saved[x]);
+    tt_atomic_store_relaxed(&stats.trials[x], saved[TT__WAYS + x]);
+  }
+  tt_atomic_store_relaxed(&stats.switches, saved[2 * TT__WAYS]);
+  return best + tt__way_clock_cost();
 }

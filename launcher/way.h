@@ -27,8 +27,8 @@ typedef enum tt__run {
 /* A loop's record (way.c says what each field is for). */
 typedef struct tt__way_site {
   const void *key;
-  size_t size;         /* with key, the loop: its length (range, m) */
-  size_t m;
+  uint8_t size_class;  /* with key, the loop: its length's (range, m) ... */
+  uint8_t m_class;     /* ... and its chunks' classes (tt__way_class) */
   uint32_t shape;      /* p << 2 | mode */
   uint8_t cur;         /* the way regions run now */
   uint8_t trial;       /* the way a trial runs now, TT__WAYS: none */
@@ -59,13 +59,13 @@ typedef struct tt__way_table {
   tt__way_site sites[TT__WAY_SITES];
   float lend_overhead; /* a lent region's cost beyond work / threads, 0 */
   uint64_t last_lend;  /* when this thread's last lent region ended */
-  tt__way_site *last;  /* the record of this thread's last region */
 } tt__way_table;
 
 /* A region's choice, from tt__way_choose to tt__way_record. */
 typedef struct tt__way_plan {
   tt__way_site *site; /* the record it updates; NULL: a fixed way, nothing recorded */
   bool timed;  /* time this region and record it */
+  size_t m;    /* the region's chunks */
   uint64_t t0; /* tt__now_ns() at the choice when it read the clock, else 0 */
 } tt__way_plan;
 
@@ -80,26 +80,54 @@ typedef struct tt__way_cost {
 
 /* The way the next region of this site runs: key and size identify the
  * loop (the user's function, or a kernel's, and the length of its range),
- * m, p and mode its region's shape.  run is TEAMS_RUN; can_lend whether
+ * m, p and mode its region's shape (lengths and m by class: way.c).  run is TEAMS_RUN; can_lend whether
  * lend.c could run this region now (tt__lend_possible).  Fills *plan.
  * Per calling thread, no lock: the table is the thread's own. */
 tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
                        size_t m, size_t p, tt__mode mode, tt__run run,
                        bool can_lend, tt__way_plan *plan);
 
-/* The common case, before anything else is looked at: the same loop as
- * this thread's last region, between two looks of its record, running on
- * the caller alone.  Counts the region and returns true; then it runs
- * serially and nothing else is due (tt__way_choose's fast path, taken
- * before the team is even started). */
+/* A length's class: its bit length, so a record holds the loops within a
+ * factor of two of each other (a loop whose length changes every region,
+ * a triangular one, stays one record). */
+static inline uint8_t tt__way_class(size_t n) {
+  return n ? (uint8_t)(64 - __builtin_clzll((unsigned long long)n)) : 0;
+}
+
+static inline uint32_t tt__way_shape(size_t p, tt__mode mode) {
+  return (uint32_t)(p << 2) | (uint32_t)mode;
+}
+
+/* The table is direct-mapped on the loop: a loop that maps onto another's
+ * record takes it over (way.c, lookup). */
+static inline tt__way_site *tt__way_slot(const tt__way_table *t,
+                                         const void *key, uint8_t size_c,
+                                         uint8_t m_c, uint32_t shape) {
+  uint64_t h = ((uint64_t)(uintptr_t)key >> 4) ^
+               (uint64_t)size_c * 0x9e3779b97f4a7c15u ^
+               (uint64_t)m_c * 0xff51afd7ed558ccdu ^
+               (uint64_t)shape * 0xc2b2ae3d27d4eb4fu;
+  return (tt__way_site *)&t->sites[(h ^ (h >> 29)) % TT__WAY_SITES];
+}
+
+static inline bool tt__way_same(const tt__way_site *s, const void *key,
+                                uint8_t size_c, uint8_t m_c, uint32_t shape) {
+  return s->key == key && s->size_class == size_c && s->m_class == m_c &&
+         s->shape == shape;
+}
+
+/* The common case, before anything else is looked at: a loop whose record
+ * runs it on the caller alone, between two looks.  Counts the region and
+ * returns true; then it runs serially and nothing else is due
+ * (tt__way_choose's fast path, taken before the team is even started). */
 static inline bool tt__way_serial_now(tt__way_table *t, const void *key,
                                       size_t size, size_t m, size_t p,
                                       tt__mode mode) {
-  tt__way_site *s = t->last;
-  if (!s || s->skip == 0 || s->cur != TT__WAY_SERIAL || s->trial != TT__WAYS ||
-      s->pending ||
-      s->key != key || s->size != size || s->m != m ||
-      s->shape != ((uint32_t)(p << 2) | (uint32_t)mode))
+  uint8_t size_c = tt__way_class(size), m_c = tt__way_class(m);
+  uint32_t shape = tt__way_shape(p, mode);
+  tt__way_site *s = tt__way_slot(t, key, size_c, m_c, shape);
+  if (s->skip == 0 || s->cur != TT__WAY_SERIAL || s->trial != TT__WAYS ||
+      s->pending || !tt__way_same(s, key, size_c, m_c, shape))
     return false;
   s->skip--;
   s->untimed++;
@@ -112,10 +140,12 @@ void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *cost);
 
 /* What the rule needs, set at the first team start: a clock read's own
- * cost (tt__way_clock_cost measures it) and how long OpenMP's threads spin
- * after a region (tt__lend_spin_ns). */
+ * cost (tt__way_clock_cost measures it), a timed region's own cost
+ * (tt__way_look_cost) and how long OpenMP's threads spin after a region
+ * (tt__lend_spin_ns). */
 uint64_t tt__way_clock_cost(void);
-void tt__way_init(uint64_t clock_ns, uint64_t omp_spin_ns);
+uint64_t tt__way_look_cost(void);
+void tt__way_init(uint64_t clock_ns, uint64_t look_ns, uint64_t omp_spin_ns);
 /* Tests: the clock the rule reads when a region starts (NULL: the real). */
 void tt__way_test_clock(uint64_t (*now)(void));
 

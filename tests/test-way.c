@@ -111,7 +111,7 @@ static tt__way_view peek(const world *w) {
 
 static void fresh(uint64_t omp_spin_ns) {
   tt__way_forget(&tab);
-  tt__way_init(CLOCK_NS, omp_spin_ns);
+  tt__way_init(CLOCK_NS, 2 * CLOCK_NS, omp_spin_ns);
   tt__way_test_clock(clock_of_world);
 }
 
