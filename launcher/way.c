@@ -69,11 +69,13 @@
  *     guests (5-15%), and a process whose team runs well never wakes
  *     OpenMP for nothing.
  *
- * Timing a region is two clock reads (37-40 ns on the 2-core Xeon guest),
- * a tenth of an empty team region there; a record times one region in as
- * many as keep the reads under 1/TT__SHARE of the regions' cost (every
- * region from ~2.4 us, one in 118 for a 20 ns serial one), and every region
- * of a trial.  What is not timed is counted at cur's estimate.
+ * Timing a region costs its look at the record and two clock reads,
+ * measured at the first start (tt__way_look_cost: 139 ns on the 2-core
+ * Xeon guest, of which a clock read 31; a third of an empty team region
+ * there).  A record times one region in as many as keep that under
+ * 1/TT__SHARE of the regions' cost (every region from ~4.5 us, one in 255
+ * at most), and every region of a trial.  What is not timed is counted at
+ * cur's estimate.
  *
  * The table: 64 records (about 6 KB per launching thread), direct-mapped
  * on the site; a site that maps onto another's record takes it over and
