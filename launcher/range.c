@@ -18,25 +18,40 @@
  *
  * Auto.  tt_foreach_range cannot know whether its work is uneven, so auto
  * decides by length, measured:
- *   - fewer than AUTO_MIN_GRAINS grains per participant: static.  A block of
- *     one to three grains leaves a thief nothing worth splitting, and static
- *     costs one call per participant and no atomics.
+ *   - fewer than AUTO_MIN_GRAINS grains per participant: greedy.  A block of
+ *     one to three grains leaves a thief nothing worth splitting.
  *   - otherwise auto times each region (two clock reads, ~40 ns) and keeps
  *     the last duration per loop, a loop being a function f and a length n
  *     (the launcher runs every kernel through one f, and its launches differ
  *     in n), in a small per-thread table.  A loop whose last auto region
  *     took at least AUTO_LONG_NS runs with the steal schedule, its units
  *     coarsened to at most UNITS_PER_P per participant (a multiple of
- *     the grain); one that took less than AUTO_SHORT_NS runs static.
+ *     the grain); one that took less than AUTO_SHORT_NS runs greedy.
  *     Between the two it keeps its schedule, so a loop near the threshold
  *     does not flip back and forth.  A loop not in the table steals: its
  *     length is unknown, and stealing bounds the cost of being wrong both
  *     ways -- a short loop pays the units' overhead once (~1-2 us on the
  *     2-core guest, 64 units per participant against static, n = 64..16384)
- *     and is static from then on, while a long uneven loop that ran static
+ *     and is greedy from then on, while a long uneven loop that ran static
  *     first lost a third of its time (the triangular grid: 1.5x ideal
  *     static, 1.0x stealing), and a loop that runs once never got a second
  *     chance.
+ * Why greedy for short loops, not static.  A static region ends when every
+ * worker it named has run its block, so a worker that is not on a CPU when
+ * the region starts -- asleep after its spin, or preempted by another
+ * process -- holds the caller until the scheduler runs it: a time slice,
+ * 4 ms at HZ=250.  Greedy and steal regions never wait for a participant
+ * that has not joined: the caller takes what is left, as PoCL's pthread
+ * driver's threads do from their shared counter.  On the 2-core guest with
+ * another process's build keeping both CPUs busy (load average 6), a
+ * region of 2 grains of ~4 us back to back (TEAMS_RUN=team, 400 regions)
+ * took a median 3988 us static against 8.2 us greedy; CLBlast's saxpy on
+ * 8192 floats (2 work-groups) 0.3-4 ms a call on the PoCL driver against
+ * 0.009 ms greedy and 0.028 ms on pthread; and a CLBlast ssymm test
+ * sequence (288 calls, mostly launches of a few work-groups) 0.78 s median
+ * per process, p90 0.90, against 0.39 s, p90 0.48 (8 alternating runs each;
+ * pthread 0.36 s, p90 0.38).  What static keeps and greedy gives up: the same participant for the same block at every launch
+ * (its cache), and tt_mem_touch's placement for these short loops.
  * Why these numbers.  Stealing pays off when a region is long enough that
  * imbalance, an interrupted worker or a late wake-up can cost more than the
  * schedule's overhead.  A sleeping worker started its chunk 12-100 us after
@@ -313,7 +328,7 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
   }
 
   if (grains < (size_t)AUTO_MIN_GRAINS * p)
-    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
+    return tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
                              site, n, NULL);
   uintptr_t h = ((uintptr_t)site >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
   auto_entry *e = &tls_auto[h % AUTO_MEMO];
@@ -325,7 +340,7 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
     tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, &unit, &units);
     rc = run_steal(site, f, ctx, n, unit, units, p, pr.deal);
   } else {
-    rc = tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
+    rc = tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
                            site, n, NULL);
   }
   uint64_t dt = tt__now_ns() - t0;
