@@ -26,7 +26,11 @@
  *     in n), in a small per-thread table.  A loop whose last auto region
  *     took at least AUTO_LONG_NS runs with the steal schedule, its units
  *     coarsened to at most UNITS_PER_P per participant (a multiple of
- *     the grain); one that took less than AUTO_SHORT_NS runs greedy.
+ *     the grain); one that took less than AUTO_SHORT_NS runs greedy, over
+ *     chunks of about SHORT_CHUNK_NS (1 us) of the region that made it
+ *     short (at least one per participant): a chunk's claim, one RMW like a steal
+ *     unit's (21 ns, below), stays near 2% of it, and the last chunk a
+ *     participant takes delays the region's end by about 1 us at most.
  *     Between the two it keeps its schedule, so a loop near the threshold
  *     does not flip back and forth.  A loop not in the table steals: its
  *     length is unknown, and stealing bounds the cost of being wrong both
@@ -82,6 +86,7 @@
 #define AUTO_LONG_NS 50000
 #define AUTO_SHORT_NS 25000
 #define AUTO_MEMO 16
+#define SHORT_CHUNK_NS 1000
 
 typedef void (*range_fn)(void *, size_t, size_t);
 
@@ -93,6 +98,7 @@ typedef struct auto_entry {
   const void *site;
   size_t n;
   int steal;
+  uint64_t chunks; /* short: its greedy chunks, set when it turned short */
 } auto_entry;
 static _Thread_local auto_entry tls_auto[AUTO_MEMO];
 
@@ -253,15 +259,16 @@ static void steal_each(void *ctx, size_t i) {
 }
 
 static int run_steal(const void *site, range_fn f, void *ctx, size_t n,
-                     size_t unit, size_t units, size_t p, const uint32_t *deal) {
+                     size_t unit, size_t units, size_t p,
+                     const uint32_t *deal) {
   /* The caller's TT__SCRATCH_STEAL buffer: a thread holds one steal region
    * at a time (a range started from inside a chunk runs serially, above), and
    * the chunks' local memory is TT__SCRATCH_LOCAL, another buffer. */
   tt__steal_slot *slots = tt__scratch(TT__SCRATCH_STEAL, p * sizeof *slots);
   if (!slots) { /* no memory for the slots: static needs none */
     plain_range pr = {f, ctx, n, unit, units, p, deal}; /* whole grains */
-    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                             site, n, NULL);
+    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC, site, n,
+                             NULL);
   }
   tt__steal_region r;
   tt__steal_region_init(&r, slots, f, ctx, n, unit, units, p);
@@ -271,8 +278,7 @@ static int run_steal(const void *site, range_fn f, void *ctx, size_t n,
   tt__steal_region_topology(&r, s);
   /* The caller is participant 0, but only the thread that started a pinned
    * team sits on participant 0's PU; any other caller scans cyclically. */
-  r.caller_unplaced =
-      !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
+  r.caller_unplaced = !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
   tt__team_run_site(steal_each, &r, p, p, TT__MODE_EACH, site, n, NULL);
   tt__steal_region_stats(&r, &tls_last);
   return 0;
@@ -312,8 +318,8 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
 
   switch (schedule) {
   case TT_SCHED_STATIC:
-    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                             site, n, NULL);
+    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC, site, n,
+                             NULL);
   case TT_SCHED_GREEDY:
     return tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
                              site, n, NULL);
@@ -340,13 +346,25 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
     tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, &unit, &units);
     rc = run_steal(site, f, ctx, n, unit, units, p, pr.deal);
   } else {
-    rc = tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
-                           site, n, NULL);
+    /* greedy over chunks of about SHORT_CHUNK_NS (counted when the loop
+     * turned short, so that its region's shape stays put), at least one
+     * per participant and at most UNITS_PER_P */
+    uint64_t want = e->chunks;
+    if (want < p)
+      want = p;
+    if (want > (uint64_t)UNITS_PER_P * p)
+      want = (uint64_t)UNITS_PER_P * p;
+    plain_range g = pr;
+    tt__steal_units(n, grain, want, &g.grain, &g.grains);
+    rc = tt__team_run_site(greedy_chunk, &g, g.grains, p, TT__MODE_GREEDY, site,
+                           n, NULL);
   }
   uint64_t dt = tt__now_ns() - t0;
   e->site = site;
   e->n = n;
   e->steal = steal ? dt >= AUTO_SHORT_NS : dt >= AUTO_LONG_NS;
+  if (steal && !e->steal)
+    e->chunks = dt / SHORT_CHUNK_NS;
   return rc;
 }
 
@@ -445,8 +463,8 @@ static int run_rounds(on_range *s, int wait) {
     size_t before = tt_atomic_load_relaxed(&s->next);
     s->serial = 0;
     /* Always on the team: the members are participants (way.c). */
-    int rc = tt__team_run(on_chunk, s, s->first + s->count,
-                          s->first + s->count, TT__MODE_STATIC_ALL, NULL);
+    int rc = tt__team_run(on_chunk, s, s->first + s->count, s->first + s->count,
+                          TT__MODE_STATIC_ALL, NULL);
     if (rc < 0)
       return rc;
     size_t after = tt_atomic_load_relaxed(&s->next);
@@ -489,8 +507,8 @@ int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
     return TT_EINVAL;
   int dynamic = schedule != TT_SCHED_STATIC;
   if (grain == 0)
-    grain = tt__range_default_grain(dynamic ? TT_SCHED_GREEDY : schedule, n,
-                                    count);
+    grain =
+        tt__range_default_grain(dynamic ? TT_SCHED_GREEDY : schedule, n, count);
   if (n > SIZE_MAX - grain)
     return TT_EOVERFLOW;
   if (n == 0)
@@ -504,8 +522,8 @@ int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
     plain_range pr = {f, ctx, n, grain, grains, 1, NULL};
     return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
   }
-  on_range s = {f, ctx, n, grain, grains, first, count, dynamic, 0, 0,
-                NULL, NULL, 0, 0};
+  on_range s = {f,       ctx, n, grain, grains, first, count,
+                dynamic, 0,   0, NULL,  NULL,   0,     0};
   /* static's bookkeeping: on the stack for runs of up to 256 */
   _Atomic uint64_t done_small[4];
   size_t left_small[256];
