@@ -24,3 +24,14 @@ target_link_libraries(teams-bench-cl PRIVATE OpenCL::OpenCL m)
 target_include_directories(teams-bench-cl PRIVATE ${PROJECT_SOURCE_DIR}/backend/pocl)
 # The driver must exist before the benchmark can run it.
 add_dependencies(teams-bench-cl teams_pocl)
+# cl-blas, cl-blas-run: CLBlast's routines (Debian libclblast-dev, which
+# installs a CMake package), when found; otherwise the sections say so.
+find_package(CLBlast CONFIG QUIET)
+if(TARGET clblast)
+  target_sources(teams-bench-cl PRIVATE cl-blas.c)
+  target_compile_definitions(teams-bench-cl PRIVATE TT_BENCH_CLBLAST=1)
+  target_link_libraries(teams-bench-cl PRIVATE clblast)
+else()
+  message(STATUS "teams: OpenCL benchmark sections cl-blas, cl-blas-run left out: "
+                 "no CLBlast (apt-get install libclblast-dev)")
+endif()

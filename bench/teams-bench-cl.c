@@ -34,7 +34,12 @@
  *              schedule=greedy against its default, auto)
  *   cl-first   build, first enqueue+finish at a new local size, both, with a
  *              cold and with a warm kernel cache; the launch's steady state
- *              (on teams: after its specialised function was swapped in) */
+ *              (on teams: after its specialised function was swapped in)
+ *   cl-blas    CLBlast's sgemv, sgemm, saxpy and sdot at several sizes, a
+ *              routine call + clFinish each, results checked (cl-blas.c;
+ *              built when CMake finds CLBlast)
+ *   cl-blas-run  a whole program: the ssymm sequence of a CLBlast
+ *              correctness test, process start to exit, and its calls */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
@@ -55,6 +60,13 @@
 #include "cl-sources.h"
 #include "table.h"
 #include "teams-pocl-info.h"
+#ifdef TT_BENCH_CLBLAST
+#include "cl-blas.h"
+#define TT_NO_CLBLAST NULL
+#else
+#define TT_NO_CLBLAST "built without CLBlast (apt-get install libclblast-dev, " \
+                      "then configure again)"
+#endif
 
 extern char **environ;
 
@@ -99,24 +111,37 @@ typedef struct section_def {
   unsigned rounds, quick_rounds;
   const char *systems[NDEVICES + 1];
   const char *metrics[3]; /* NULL: all metrics of the child section */
+  const char *missing;    /* why the section was left out, or NULL */
+  /* > 0: the parent also times each child process, start to exit, as the
+   * metric `process_metric`, and runs that many children per system and
+   * round */
+  unsigned processes, quick_processes;
+  const char *process_metric;
 } section_def;
 
 static const section_def sections[] = {
     {"cl-launch", "OpenCL launch overhead, empty kernel (1 item)", "pthread",
      "launch", 7, 3, {"teams", "pthread", "basic", "basic/threads", NULL},
-     {NULL}},
+     {NULL}, NULL, 0, 0, NULL},
     {"cl-sync", "empty kernel against PoCL's synchronous basic driver in a "
      "process with idle threads (cl-launch's samples)", "basic/threads", NULL,
      0, 0, {"teams", "pthread", "basic", "basic/threads", NULL},
      {"empty enqueue+finish", "1000 enqueues+finish",
-      "START - QUEUED"}},
+      "START - QUEUED"}, NULL, 0, 0, NULL},
     {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
-     {"teams", "teams/greedy", "pthread", NULL}, {NULL}},
+     {"teams", "teams/greedy", "pthread", NULL}, {NULL}, NULL, 0, 0, NULL},
     {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
      "pthread", "tri", 5, 3,
-     {"teams", "teams/greedy", "teams/serial", "pthread", NULL}, {NULL}},
+     {"teams", "teams/greedy", "teams/serial", "pthread", NULL}, {NULL}, NULL, 0, 0, NULL},
     {"cl-first", "build and first launch of axpy (2^16 items, local 64)",
-     "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}},
+     "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}, NULL, 0, 0, NULL},
+    {"cl-blas", "CLBlast routines, row-major, a call + clFinish (results "
+     "checked)", "pthread", "blas", 8, 3, {"teams", "pthread", NULL}, {NULL},
+     TT_NO_CLBLAST, 0, 0, NULL},
+    {"cl-blas-run", "a whole program: the ssymm sequence of a CLBlast test "
+     "(288 calls, results checked)", "pthread", "blas-run", 4, 2,
+     {"teams", "pthread", NULL}, {NULL}, TT_NO_CLBLAST, 3, 2,
+     "ssymm sequence, whole process"},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
@@ -385,7 +410,28 @@ static void start_idle_threads(void) {
   }
 }
 
+#ifdef TT_BENCH_CLBLAST
+/* t0: when the child's main began (before OpenCL was opened). */
+static void child_blas(const char *what, double t0) {
+  tt_blas_child c = {cl.dev, cl.ctx, cl.q, opt.quick, sample, settle};
+  if (!strcmp(what, "blas")) {
+    tt_blas_routines(&c);
+    return;
+  }
+  tt_blas_symm_sequence(&c);
+  if (!strcmp(what, "blas-run-warm")) {
+    /* untimed: leaves the cache every specialisation the sequence runs
+     * (an exit drops the background builds still queued) */
+    settle();
+    return;
+  }
+  sample("ssymm sequence, in the process", "s", now_s() - t0);
+}
+#endif
+
 static int child_main(const char *what) {
+  double t0 = now_s(); /* cl-blas-run counts from here */
+  (void)t0;
   start_idle_threads();
   cl_open();
   if (!strcmp(what, "launch"))
@@ -398,6 +444,11 @@ static int child_main(const char *what) {
     child_first("cold");
   else if (!strcmp(what, "first-warm"))
     child_first("warm");
+#ifdef TT_BENCH_CLBLAST
+  else if (!strcmp(what, "blas") || !strcmp(what, "blas-run") ||
+           !strcmp(what, "blas-run-warm"))
+    child_blas(what, t0);
+#endif
   else if (!strcmp(what, "warm")) {
     /* Fill the device's kernel cache for the measured sections. */
     opt.quick = 1;
@@ -515,11 +566,20 @@ static unsigned rounds_of(const section_def *s) {
 }
 
 static void run_section(const section_def *s) {
-  if (s->child == NULL)
+  if (s->child == NULL || s->missing)
     return;
   size_t nsys = 0;
   while (s->systems[nsys])
     nsys++;
+  unsigned procs = opt.quick ? s->quick_processes : s->processes;
+  if (procs > 0) /* untimed: the program's kernels in the cache */
+    for (size_t j = 0; j < nsys; j++) {
+      const device_def *d = device_named(s->systems[j]);
+      char cache[4200], warm[64];
+      warm_cache_path(cache, sizeof cache, d);
+      snprintf(warm, sizeof warm, "%s-warm", s->child);
+      spawn_child(d, warm, NULL, cache, 0);
+    }
   for (unsigned r = 0; r < rounds_of(s); r++)
     for (size_t j = 0; j < nsys; j++) {
       const device_def *d = device_named(s->systems[(j + r) % nsys]);
@@ -535,7 +595,17 @@ static void run_section(const section_def *s) {
         continue;
       }
       warm_cache_path(cache, sizeof cache, d);
-      spawn_child(d, s->child, s->child, cache, r);
+      if (procs == 0) {
+        spawn_child(d, s->child, s->child, cache, r);
+        continue;
+      }
+      for (unsigned k = 0; k < procs; k++) {
+        double t0 = now_s();
+        if (spawn_child(d, s->child, s->child, cache, r) == 0)
+          bench_row_add(bench_row_get(s->child, d->name, s->process_metric,
+                                      "s", "-"),
+                        r, now_s() - t0);
+      }
     }
 }
 
@@ -655,6 +725,11 @@ int main(int argc, char **argv) {
     const section_def *s = &sections[i];
     if (one && one != s && !(one->child == NULL && s == source_of(one)))
       continue;
+    if (s->missing) {
+      fprintf(stderr, "teams-bench-cl: %s left out: %s\n", s->name,
+              s->missing);
+      continue;
+    }
     run_section(s);
     if (!one || one == s) /* a section without a child follows its source */
       report(s);

@@ -18,25 +18,44 @@
  *
  * Auto.  tt_foreach_range cannot know whether its work is uneven, so auto
  * decides by length, measured:
- *   - fewer than AUTO_MIN_GRAINS grains per participant: static.  A block of
- *     one to three grains leaves a thief nothing worth splitting, and static
- *     costs one call per participant and no atomics.
+ *   - fewer than AUTO_MIN_GRAINS grains per participant: greedy.  A block of
+ *     one to three grains leaves a thief nothing worth splitting.
  *   - otherwise auto times each region (two clock reads, ~40 ns) and keeps
  *     the last duration per loop, a loop being a function f and a length n
  *     (the launcher runs every kernel through one f, and its launches differ
  *     in n), in a small per-thread table.  A loop whose last auto region
  *     took at least AUTO_LONG_NS runs with the steal schedule, its units
  *     coarsened to at most UNITS_PER_P per participant (a multiple of
- *     the grain); one that took less than AUTO_SHORT_NS runs static.
+ *     the grain); one that took less than AUTO_SHORT_NS runs greedy, over
+ *     chunks of about SHORT_CHUNK_NS (1 us) of the region that made it
+ *     short (at least one per participant): a chunk's claim, one RMW like a steal
+ *     unit's (21 ns, below), stays near 2% of it, and the last chunk a
+ *     participant takes delays the region's end by about 1 us at most.
  *     Between the two it keeps its schedule, so a loop near the threshold
  *     does not flip back and forth.  A loop not in the table steals: its
  *     length is unknown, and stealing bounds the cost of being wrong both
  *     ways -- a short loop pays the units' overhead once (~1-2 us on the
  *     2-core guest, 64 units per participant against static, n = 64..16384)
- *     and is static from then on, while a long uneven loop that ran static
+ *     and is greedy from then on, while a long uneven loop that ran static
  *     first lost a third of its time (the triangular grid: 1.5x ideal
  *     static, 1.0x stealing), and a loop that runs once never got a second
  *     chance.
+ * Why greedy for short loops, not static.  A static region ends when every
+ * worker it named has run its block, so a worker that is not on a CPU when
+ * the region starts -- asleep after its spin, or preempted by another
+ * process -- holds the caller until the scheduler runs it: a time slice,
+ * 4 ms at HZ=250.  Greedy and steal regions never wait for a participant
+ * that has not joined: the caller takes what is left, as PoCL's pthread
+ * driver's threads do from their shared counter.  On the 2-core guest with
+ * another process's build keeping both CPUs busy (load average 6), a
+ * region of 2 grains of ~4 us back to back (TEAMS_RUN=team, 400 regions)
+ * took a median 3988 us static against 8.2 us greedy; CLBlast's saxpy on
+ * 8192 floats (2 work-groups) 0.3-4 ms a call on the PoCL driver against
+ * 0.009 ms greedy and 0.028 ms on pthread; and a CLBlast ssymm test
+ * sequence (288 calls, mostly launches of a few work-groups) 0.78 s median
+ * per process, p90 0.90, against 0.39 s, p90 0.48 (8 alternating runs each;
+ * pthread 0.36 s, p90 0.38).  What static keeps and greedy gives up: the same participant for the same block at every launch
+ * (its cache), and tt_mem_touch's placement for these short loops.
  * Why these numbers.  Stealing pays off when a region is long enough that
  * imbalance, an interrupted worker or a late wake-up can cost more than the
  * schedule's overhead.  A sleeping worker started its chunk 12-100 us after
@@ -67,6 +86,7 @@
 #define AUTO_LONG_NS 50000
 #define AUTO_SHORT_NS 25000
 #define AUTO_MEMO 16
+#define SHORT_CHUNK_NS 1000
 
 typedef void (*range_fn)(void *, size_t, size_t);
 
@@ -78,6 +98,7 @@ typedef struct auto_entry {
   const void *site;
   size_t n;
   int steal;
+  uint64_t chunks; /* short: its greedy chunks, set when it turned short */
 } auto_entry;
 static _Thread_local auto_entry tls_auto[AUTO_MEMO];
 
@@ -238,15 +259,16 @@ static void steal_each(void *ctx, size_t i) {
 }
 
 static int run_steal(const void *site, range_fn f, void *ctx, size_t n,
-                     size_t unit, size_t units, size_t p, const uint32_t *deal) {
+                     size_t unit, size_t units, size_t p,
+                     const uint32_t *deal) {
   /* The caller's TT__SCRATCH_STEAL buffer: a thread holds one steal region
    * at a time (a range started from inside a chunk runs serially, above), and
    * the chunks' local memory is TT__SCRATCH_LOCAL, another buffer. */
   tt__steal_slot *slots = tt__scratch(TT__SCRATCH_STEAL, p * sizeof *slots);
   if (!slots) { /* no memory for the slots: static needs none */
     plain_range pr = {f, ctx, n, unit, units, p, deal}; /* whole grains */
-    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                             site, n, NULL);
+    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC, site, n,
+                             NULL);
   }
   tt__steal_region r;
   tt__steal_region_init(&r, slots, f, ctx, n, unit, units, p);
@@ -256,8 +278,7 @@ static int run_steal(const void *site, range_fn f, void *ctx, size_t n,
   tt__steal_region_topology(&r, s);
   /* The caller is participant 0, but only the thread that started a pinned
    * team sits on participant 0's PU; any other caller scans cyclically. */
-  r.caller_unplaced =
-      !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
+  r.caller_unplaced = !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
   tt__team_run_site(steal_each, &r, p, p, TT__MODE_EACH, site, n, NULL);
   tt__steal_region_stats(&r, &tls_last);
   return 0;
@@ -297,8 +318,8 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
 
   switch (schedule) {
   case TT_SCHED_STATIC:
-    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                             site, n, NULL);
+    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC, site, n,
+                             NULL);
   case TT_SCHED_GREEDY:
     return tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
                              site, n, NULL);
@@ -313,7 +334,7 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
   }
 
   if (grains < (size_t)AUTO_MIN_GRAINS * p)
-    return tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
+    return tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
                              site, n, NULL);
   uintptr_t h = ((uintptr_t)site >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
   auto_entry *e = &tls_auto[h % AUTO_MEMO];
@@ -325,13 +346,25 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
     tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, &unit, &units);
     rc = run_steal(site, f, ctx, n, unit, units, p, pr.deal);
   } else {
-    rc = tt__team_run_site(static_chunk, &pr, p, p, TT__MODE_STATIC,
-                           site, n, NULL);
+    /* greedy over chunks of about SHORT_CHUNK_NS (counted when the loop
+     * turned short, so that its region's shape stays put), at least one
+     * per participant and at most UNITS_PER_P */
+    uint64_t want = e->chunks;
+    if (want < p)
+      want = p;
+    if (want > (uint64_t)UNITS_PER_P * p)
+      want = (uint64_t)UNITS_PER_P * p;
+    plain_range g = pr;
+    tt__steal_units(n, grain, want, &g.grain, &g.grains);
+    rc = tt__team_run_site(greedy_chunk, &g, g.grains, p, TT__MODE_GREEDY, site,
+                           n, NULL);
   }
   uint64_t dt = tt__now_ns() - t0;
   e->site = site;
   e->n = n;
   e->steal = steal ? dt >= AUTO_SHORT_NS : dt >= AUTO_LONG_NS;
+  if (steal && !e->steal)
+    e->chunks = dt / SHORT_CHUNK_NS;
   return rc;
 }
 
@@ -430,8 +463,8 @@ static int run_rounds(on_range *s, int wait) {
     size_t before = tt_atomic_load_relaxed(&s->next);
     s->serial = 0;
     /* Always on the team: the members are participants (way.c). */
-    int rc = tt__team_run(on_chunk, s, s->first + s->count,
-                          s->first + s->count, TT__MODE_STATIC_ALL, NULL);
+    int rc = tt__team_run(on_chunk, s, s->first + s->count, s->first + s->count,
+                          TT__MODE_STATIC_ALL, NULL);
     if (rc < 0)
       return rc;
     size_t after = tt_atomic_load_relaxed(&s->next);
@@ -474,8 +507,8 @@ int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
     return TT_EINVAL;
   int dynamic = schedule != TT_SCHED_STATIC;
   if (grain == 0)
-    grain = tt__range_default_grain(dynamic ? TT_SCHED_GREEDY : schedule, n,
-                                    count);
+    grain =
+        tt__range_default_grain(dynamic ? TT_SCHED_GREEDY : schedule, n, count);
   if (n > SIZE_MAX - grain)
     return TT_EOVERFLOW;
   if (n == 0)
@@ -489,8 +522,8 @@ int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
     plain_range pr = {f, ctx, n, grain, grains, 1, NULL};
     return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
   }
-  on_range s = {f, ctx, n, grain, grains, first, count, dynamic, 0, 0,
-                NULL, NULL, 0, 0};
+  on_range s = {f,       ctx, n, grain, grains, first, count,
+                dynamic, 0,   0, NULL,  NULL,   0,     0};
   /* static's bookkeeping: on the stack for runs of up to 256 */
   _Atomic uint64_t done_small[4];
   size_t left_small[256];

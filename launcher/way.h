@@ -46,7 +46,7 @@ typedef struct tt__way_site {
   uint16_t settled_n;  /* how many of those */
   int8_t level_dir;    /* samples in a row above twice est (1), below half (-1) */
   uint8_t level_n;
-  float level_sum;
+  float level_sum, level_max; /* of those samples: their sum, the costliest */
   bool pending;        /* its last region was timed: cost complete at the next */
   uint8_t pend_way;
   float pend_dur;      /* that region's own time, ns */

@@ -270,7 +270,7 @@ Test(range, auto_steals_unknown_loops_then_learns_their_length) {
   cr_assert_eq(st.units, 0, "no steal region yet in this process");
   if (tt_team_size() < 2)
     cr_skip_test("one participant: every range runs serially");
-  /* a short range (fewer than 4 grains per participant) is always static */
+  /* a short range (fewer than 4 grains per participant) is always greedy */
   cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 3, 1, 2, TT_SCHED_AUTO), 0);
   cr_assert_eq(tt_foreach_range(sleepy_f, NULL, 3, 1, 2, TT_SCHED_AUTO), 0);
   tt_steal_last_stats(&st);
@@ -278,16 +278,16 @@ Test(range, auto_steals_unknown_loops_then_learns_their_length) {
   /* a loop auto has not seen steals (one unit per grain below the cap) */
   cr_assert_eq(tt_foreach_range(quick_f, NULL, 100, 1, 2, TT_SCHED_AUTO), 0);
   cr_assert(stole_with_units(100), "an unknown loop steals");
-  /* an empty f over 100 units takes a few us, under auto's 25 us: static
+  /* an empty f over 100 units takes a few us, under auto's 25 us: greedy
    * from then on.  A loaded machine may stretch a region past 25 us, so
    * this waits (boundedly) for one short region rather than timing one. */
-  int went_static = 0;
-  for (int k = 0; k < 200 && !went_static; k++) {
+  int went_greedy = 0;
+  for (int k = 0; k < 200 && !went_greedy; k++) {
     marker();
     cr_assert_eq(tt_foreach_range(quick_f, NULL, 100, 1, 2, TT_SCHED_AUTO), 0);
-    went_static = stole_with_units(MARKER);
+    went_greedy = stole_with_units(MARKER);
   }
-  cr_assert(went_static, "a loop whose regions are short never ran static");
+  cr_assert(went_greedy, "a loop whose regions are short never stopped stealing");
   /* sleepy_f sleeps >= 100 us per unit: unknown, it steals; long, it keeps
    * stealing */
   marker();

@@ -7,6 +7,7 @@ packages=(
   libhwloc-dev hwloc libcriterion-dev spin
   libudev-dev  # hwloc.pc's static link flags (-ludev): pkg-config --static teams
   clang libomp-dev libtbb-dev gnuplot-nox
+  libclblast-dev  # CLBlast, for teams-bench-cl's cl-blas sections
   libpocl2 libpocl-dev pocl-source pocl-opencl-icd pocl-tests
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
   liboclgrind-21.10 oclgrind  # a second OpenCL platform beside teams (test teams-run-icd)

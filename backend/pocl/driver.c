@@ -374,6 +374,7 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
         .generic = tt_atomic_load_relaxed (&d->n_generic),
         .jit_swapped = tt_atomic_load_relaxed (&d->n_jit_swapped),
         .jit_pending = tt_atomic_load_relaxed (&d->n_jit_pending),
+        .jit_loaded = tt_atomic_load_relaxed (&d->n_jit_loaded),
       };
       if (size_ret)
         *size_ret = sizeof s;

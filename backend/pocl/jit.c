@@ -15,20 +15,40 @@
  *     or finds the kernel's generic function on disk and dlopens it, in the
  *     calling thread;
  *   - a launch (tp_jit_resolve, from submit) whose specialised function has
- *     landed runs it; otherwise it runs the generic one, and the first such
- *     launch of each specialisation queues a build of it on the compile
- *     thread, which swaps it in when it is built: later launches take it.
+ *     landed runs it.  The first launch of a specialisation in the process
+ *     whose function the disk cache holds (an earlier run built it) loads
+ *     it there and then, a dlopen as on PoCL's own drivers, and runs it;
+ *     one whose function is not on disk runs the generic one and queues a
+ *     build on the compile thread, which swaps it in when it is built:
+ *     later launches take it.  So a run with a warm cache launches no
+ *     generic function and queues no build, and its exit waits for none
+ *     (Process exit, below): a build still running when a program ends is
+ *     what made one run of a program on a cache missing some of its
+ *     specialisations take seconds longer than the next (a CLBlast ssymm
+ *     sequence: 0.2-0.35 s in main, 1.9-2.9 s to the end of the process,
+ *     once per specialisation missing, load average 2.5).
  *
  * Files and names are PoCL's: pocl_check_kernel_disk_cache finds or builds
  * <kernel>/<lx>-<ly>-<lz>[-goffs0][-smallgrid]/<kernel>.so exactly as a
  * launch on PoCL's own drivers would, so the disk cache is shared with them
  * and warm runs find what cold ones built.  What we keep instead of PoCL's
- * dlhandle cache is per kernel object (struct tp_kernel, kernel->data[i]):
- * the dlopen handles live as long as the kernel, and a command holds a
- * reference on its kernel (clEnqueueNDRangeKernel), so a function is never
- * unloaded under a running command.  PoCL's own cache stays in use for
- * what we do not handle: built-in kernels (their names are rewritten around
- * the lookup) and kernels whose generic function could not be loaded.
+ * dlhandle cache is one table per process of the functions loaded (struct
+ * tp_fn), keyed as PoCL's own cache is, by the kernel's build hash and the
+ * specialisation, and shared by every kernel object of that build: a
+ * kernel object (struct tp_kernel, kernel->data[i]) holds the entries it
+ * ran, and a command holds a reference on its kernel
+ * (clEnqueueNDRangeKernel), so a function is never unloaded under a
+ * running command; unheld entries stay for the next kernel object (The
+ * table, below).  With a table per kernel object instead, a program that
+ * creates a kernel for every call (CLBlast: each routine call creates and
+ * releases its kernels) ran every launch on the generic function and
+ * queued a build that only served a kernel already gone: CLBlast's sgemv
+ * (XgemvFastRot, row-major 4096 x 4096) took 10.0 ms a call on teams
+ * against 7.4 ms on pthread, whose own generic function takes 15.3 ms
+ * (POCL_WORK_GROUP_SPECIALIZATION=0; medians of 5 alternating runs, 2-core
+ * machine).  PoCL's own cache stays in use for what we do not handle:
+ * built-in kernels (their names are rewritten around the lookup) and
+ * kernels whose generic function could not be loaded.
  *
  * Why the generic build is synchronous in clCreateKernel.  Measured on
  * this 2-core machine: one codegen cold (~150 ms of clCreateKernel), one
@@ -60,13 +80,17 @@
  * then).  An atexit handler also drops the queued builds and waits for the
  * one in progress, for an exit from a thread we never saw.
  *
- * Locks: tk->lock (per kernel) guards insertion into tk->spec; jit.lock
- * guards the job list.  Neither is held while calling PoCL, except that
- * tp_jit_resolve runs inside submit with the command's event locked and
- * takes tk->lock then jit.lock (order event -> tk->lock -> jit.lock), and
- * retains the kernel (its object lock, never held by PoCL while it takes
- * an event lock).  The compile thread takes PoCL's codegen and LLVM locks
- * with none of ours held.
+ * Locks: tk->lock (per kernel) guards insertion into tk->spec; fns.lock
+ * the table (its list, the entries' refs and linked); jit.lock the job
+ * list.  None is held while calling PoCL, except that tp_jit_resolve runs
+ * inside submit with the command's event locked and takes tk->lock, then
+ * fns.lock or jit.lock (order event -> tk->lock -> fns.lock, and
+ * tk->lock -> jit.lock; fns.lock and jit.lock are never held together),
+ * and retains the kernel (its object lock, never held by PoCL while it
+ * takes an event lock); and tp_free_kernel, which libpocl calls with the
+ * program locked, takes fns.lock.  No dlopen or dlclose runs under
+ * fns.lock.  The compile thread takes PoCL's codegen and LLVM locks with
+ * none of ours held.
  *
  * Rejected: calling pocl_check_kernel_dlhandle_cache from the background
  * (it holds PoCL's global dlhandle lock for the whole compile, so every
@@ -79,6 +103,7 @@
 #include "teams-pocl.h"
 
 #include "builtin_kernels.hh"
+#include "pocl_cache.h"
 #include "teams-pocl-icd.h"
 
 #include <dlfcn.h>
@@ -89,31 +114,56 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* One specialised work-group function of a kernel: the key (the
- * specialisation PoCL's cache directory names) and, once built, the
- * function.  Entries are only added (at the head of tk->spec) while the
- * kernel lives, and freed with it. */
-typedef struct tp_wgfn {
-  struct tp_wgfn *next;           /* immutable once published */
+/* One work-group function of a kernel build, shared by every kernel object
+ * of that build: the key is PoCL's kernel hash (device, program build,
+ * kernel name: pocl_calculate_kernel_hash in lib/CL/pocl_build.c), which
+ * names the binary, plus the specialisation PoCL's cache directory names
+ * (or `generic`).  The key fields are immutable; see The table. */
+typedef struct tp_fn {
+  struct tp_fn *prev, *next;      /* the table's list; fns.lock */
+  pocl_kernel_hash_t hash;
   size_t local[3];
-  int goffs0, smallgrid;
-  _Atomic (void *) wg;            /* NULL until the build landed */
+  int generic, goffs0, smallgrid;
+  _Atomic (void *) wg;            /* NULL until built (specialised ones) */
   void *dl;                       /* written by the compile thread before wg */
-} tp_wgfn;
+  unsigned refs;                  /* kernel objects and build jobs; fns.lock */
+  int linked;                     /* in the table; fns.lock */
+} tp_fn;
+
+/* The table: every function loaded, most recently looked up first.  An
+ * entry lives while a kernel object or a build job holds it, and after
+ * that among the TP_FN_IDLE most recently used unheld ones (PoCL's own
+ * dlhandle cache keeps 128 loaded, MAX_CACHE_ITEMS in
+ * lib/CL/devices/common.c); older unheld ones are unloaded.  So a program
+ * that creates a kernel object per call (CLBlast does, for every routine
+ * call) finds the functions its previous calls loaded: no disk lookup and
+ * dlopen in clCreateKernel, and no launch on the generic function. */
+#define TP_FN_IDLE 128
+static struct {
+  pthread_mutex_t lock;
+  tp_fn *head;
+  unsigned idle;                  /* linked entries with refs == 0 */
+} fns = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A kernel object's use of a specialised function: a list that only grows
+ * (see tp_jit_resolve), freed with the kernel. */
+typedef struct tp_use {
+  struct tp_use *next;            /* immutable once published */
+  tp_fn *fn;                      /* held (refs) until the kernel is freed */
+} tp_use;
 
 /* The driver's state for one kernel object on one device. */
 typedef struct tp_kernel {
   pthread_mutex_t lock;           /* serialises insertions into spec */
-  _Atomic (tp_wgfn *) spec;       /* list head; see tp_jit_resolve */
-  void *generic_wg;               /* immutable after create_kernel */
-  void *generic_dl;
+  _Atomic (tp_use *) spec;        /* list head; see tp_jit_resolve */
+  tp_fn *generic;                 /* held; immutable after create_kernel */
 } tp_kernel;
 
 typedef struct tp_job {
   struct tp_job *next;
   cl_kernel kernel;               /* a reference held by the job */
   tp_device *d;
-  tp_wgfn *fn;
+  tp_fn *fn;                      /* held by the job */
   _cl_command_node cmd;           /* what PoCL's build reads of a launch */
 } tp_job;
 
@@ -179,7 +229,144 @@ load_wg (_cl_command_node *cmd, int specialised, void **dl)
   return wg;
 }
 
+/* ---- the table ---------------------------------------------------------------- */
+
+static int
+fn_is (const tp_fn *f, const pocl_kernel_hash_t hash, const size_t *local,
+       int generic, int goffs0, int smallgrid)
+{
+  return f->generic == generic && f->local[0] == local[0]
+         && f->local[1] == local[1] && f->local[2] == local[2]
+         && f->goffs0 == goffs0 && f->smallgrid == smallgrid
+         && memcmp (f->hash, hash, sizeof (pocl_kernel_hash_t)) == 0;
+}
+
+/* Precondition: fns.lock held. */
+static void
+fn_unlink_locked (tp_fn *f)
+{
+  if (f->prev)
+    f->prev->next = f->next;
+  else
+    fns.head = f->next;
+  if (f->next)
+    f->next->prev = f->prev;
+  f->prev = f->next = NULL;
+  f->linked = 0;
+}
+
+/* Precondition: fns.lock held. */
+static void
+fn_push_locked (tp_fn *f)
+{
+  f->prev = NULL;
+  f->next = fns.head;
+  if (fns.head)
+    fns.head->prev = f;
+  fns.head = f;
+  f->linked = 1;
+}
+
+/* The entry for the key, held once more and moved to the front, or NULL.
+ * Precondition: fns.lock held. */
+static tp_fn *
+fn_find_locked (const pocl_kernel_hash_t hash, const size_t *local,
+                int generic, int goffs0, int smallgrid)
+{
+  for (tp_fn *f = fns.head; f != NULL; f = f->next)
+    if (fn_is (f, hash, local, generic, goffs0, smallgrid))
+      {
+        if (f->refs++ == 0)
+          fns.idle--;
+        if (f != fns.head)
+          {
+            fn_unlink_locked (f);
+            fn_push_locked (f);
+          }
+        return f;
+      }
+  return NULL;
+}
+
+/* Drops a hold on f.  An unheld entry stays in the table among the
+ * TP_FN_IDLE most recent ones; beyond them the least recently used unheld
+ * entry is unloaded, and an unheld entry that left the table (its build
+ * failed) is freed.  Takes fns.lock; dlclose runs after it is released. */
+static void
+fn_release (tp_fn *f)
+{
+  tp_fn *gone = NULL;
+  pthread_mutex_lock (&fns.lock);
+  if (--f->refs == 0)
+    {
+      if (!f->linked)
+        gone = f;
+      else if (++fns.idle > TP_FN_IDLE)
+        {
+          tp_fn *last = NULL;
+          for (tp_fn *e = fns.head; e != NULL; e = e->next)
+            if (e->refs == 0)
+              last = e;
+          fn_unlink_locked (last);
+          fns.idle--;
+          gone = last;
+        }
+    }
+  pthread_mutex_unlock (&fns.lock);
+  if (gone != NULL)
+    {
+      if (gone->dl != NULL)
+        dlclose (gone->dl);
+      free (gone);
+    }
+}
+
 /* ---- create and free (ops) ------------------------------------------------------ */
+
+/* The kernel's generic function, held: from the table, else loaded (built
+ * first if the disk cache lacks it) and entered.  NULL when it cannot be
+ * loaded or no memory is left for its entry. */
+static tp_fn *
+generic_fn (_cl_command_node *cmd)
+{
+  const uint8_t *hash = cmd->command.run.hash;
+  const size_t *local = cmd->command.run.pc.local_size;
+  pthread_mutex_lock (&fns.lock);
+  tp_fn *f = fn_find_locked (hash, local, 1, 0, 0);
+  pthread_mutex_unlock (&fns.lock);
+  if (f != NULL)
+    return f;
+  tp_fn *n = calloc (1, sizeof *n);
+  if (n == NULL)
+    return NULL;
+  void *dl = NULL;
+  void *wg = load_wg (cmd, 0, &dl);
+  if (wg == NULL)
+    {
+      free (n);
+      return NULL;
+    }
+  memcpy (n->hash, hash, sizeof n->hash);
+  memcpy (n->local, local, sizeof n->local);
+  n->generic = 1;
+  n->dl = dl;
+  tt_atomic_init (&n->wg, wg);
+  n->refs = 1;
+  /* Another thread may have entered it meanwhile (the load ran unlocked):
+   * then that entry serves, and this load is undone. */
+  pthread_mutex_lock (&fns.lock);
+  f = fn_find_locked (hash, local, 1, 0, 0);
+  if (f == NULL)
+    fn_push_locked (n);
+  pthread_mutex_unlock (&fns.lock);
+  if (f != NULL)
+    {
+      dlclose (dl);
+      free (n);
+      return f;
+    }
+  return n;
+}
 
 int
 tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
@@ -211,8 +398,8 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
       || kernel->meta->reqd_wg_size[2] == 0)
     for (int i = 0; i < 3; i++)
       cmd.command.run.pc.local_size[i] = 0;
-  tk->generic_wg = load_wg (&cmd, 0, &tk->generic_dl);
-  if (tk->generic_wg == NULL)
+  tk->generic = generic_fn (&cmd);
+  if (tk->generic == NULL)
     {
       free (tk);
       return CL_SUCCESS;
@@ -224,7 +411,9 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
 }
 
 /* Called by clReleaseKernel on the last reference, with the program locked:
- * no command and no build job refers to the kernel any more. */
+ * no command and no build job refers to the kernel any more.  Its
+ * functions stay in the table for the next kernel object of the same
+ * build. */
 int
 tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                 unsigned program_device_i)
@@ -235,16 +424,15 @@ tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
   if (tk == NULL)
     return CL_SUCCESS;
   kernel->data[program_device_i] = NULL;
-  tp_wgfn *f = tt_atomic_load_relaxed (&tk->spec);
-  while (f != NULL)
+  tp_use *u = tt_atomic_load_relaxed (&tk->spec);
+  while (u != NULL)
     {
-      tp_wgfn *next = f->next;
-      if (f->dl != NULL)
-        dlclose (f->dl);
-      free (f);
-      f = next;
+      tp_use *next = u->next;
+      fn_release (u->fn);
+      free (u);
+      u = next;
     }
-  dlclose (tk->generic_dl);
+  fn_release (tk->generic);
   pthread_mutex_destroy (&tk->lock);
   free (tk);
   return CL_SUCCESS;
@@ -284,6 +472,16 @@ compile_main (void *arg)
           tt_atomic_store_release (&j->fn->wg, wg);
           tt_atomic_fetch_add_relaxed (&j->d->n_jit_swapped, 1);
         }
+      else
+        {
+          /* Out of the table, so that the next kernel object of this build
+           * tries again; the kernels that hold it run the generic one. */
+          pthread_mutex_lock (&fns.lock);
+          if (j->fn->linked)
+            fn_unlink_locked (j->fn);
+          pthread_mutex_unlock (&fns.lock);
+        }
+      fn_release (j->fn);
       tp_device *d = j->d;
       /* May be the last reference: frees the kernel (tp_free_kernel) and
        * releases its program. */
@@ -393,21 +591,20 @@ enqueue_job (tp_job *j)
 
 /* ---- at submit ------------------------------------------------------------------------ */
 
-static tp_wgfn *
-find (tp_wgfn *f, const size_t *local, int goffs0, int smallgrid)
+static tp_use *
+find (tp_use *u, const pocl_kernel_hash_t hash, const size_t *local,
+      int goffs0, int smallgrid)
 {
-  for (; f != NULL; f = f->next)
-    if (f->local[0] == local[0] && f->local[1] == local[1]
-        && f->local[2] == local[2] && f->goffs0 == goffs0
-        && f->smallgrid == smallgrid)
-      return f;
+  for (; u != NULL; u = u->next)
+    if (fn_is (u->fn, hash, local, 0, goffs0, smallgrid))
+      return u;
   return NULL;
 }
 
-/* Queues j, the build of f (a new entry of tk), for the launch `node`.
- * Called with tk->lock held. */
+/* Queues j, the build of f (a new entry of the table, held for j), for the
+ * launch `node`.  Called with tk->lock held. */
 static void
-queue_build (tp_device *d, _cl_command_node *node, tp_wgfn *f, tp_job *j)
+queue_build (tp_device *d, _cl_command_node *node, tp_fn *f, tp_job *j)
 {
   cl_kernel k = node->command.run.kernel;
   j->kernel = k;
@@ -432,8 +629,55 @@ queue_build (tp_device *d, _cl_command_node *node, tp_wgfn *f, tp_job *j)
     {
       tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
       tp_icd_release_kernel (k);
+      /* Never built: out of the table, as a failed build (compile_main). */
+      pthread_mutex_lock (&fns.lock);
+      fn_unlink_locked (f);
+      pthread_mutex_unlock (&fns.lock);
+      fn_release (f);
       free (j);
     }
+}
+
+/* Whether the disk cache already holds the function specialised for the
+ * launch `node` (the file pocl_check_kernel_disk_cache would find: then it
+ * builds nothing). */
+static int
+on_disk (_cl_command_node *node)
+{
+  cl_kernel k = node->command.run.kernel;
+  char path[POCL_FILENAME_LENGTH], file[POCL_FILENAME_LENGTH];
+  if (k->program->devices[node->program_device_i]->spmd
+      || snprintf (file, sizeof file, "/%s.so", k->name) >= (int)sizeof file)
+    return 0;
+  pocl_cache_kernel_cachedir_path (path, k->program, node->program_device_i,
+                                   k, file, node, 1);
+  return access (path, R_OK) == 0;
+}
+
+/* The specialised function for the key, held for a kernel object: the
+ * table's entry, or a new one (held twice: for the kernel and for the
+ * build job j, which the caller then queues; *created says so).  NULL
+ * without memory for a new entry. */
+static tp_fn *
+spec_fn (const pocl_kernel_hash_t hash, const size_t *local, int goffs0,
+         int smallgrid, int *created)
+{
+  *created = 0;
+  pthread_mutex_lock (&fns.lock);
+  tp_fn *f = fn_find_locked (hash, local, 0, goffs0, smallgrid);
+  if (f == NULL && (f = calloc (1, sizeof *f)) != NULL)
+    {
+      memcpy (f->hash, hash, sizeof f->hash);
+      memcpy (f->local, local, sizeof f->local);
+      f->goffs0 = goffs0;
+      f->smallgrid = smallgrid;
+      tt_atomic_init (&f->wg, NULL);
+      f->refs = 2;
+      fn_push_locked (f);
+      *created = 1;
+    }
+  pthread_mutex_unlock (&fns.lock);
+  return f;
 }
 
 /* Sets node->command.run.wg.  Returns 1 when it took a reference on PoCL's
@@ -441,13 +685,16 @@ queue_build (tp_device *d, _cl_command_node *node, tp_wgfn *f, tp_job *j)
  * submit with the node's event locked.
  *
  * Thread safety of the swap: tk->spec is a list that only grows at its head
- * (under tk->lock, published with a release store) and whose entries are
- * freed only with the kernel; an entry's wg goes from NULL to the built
- * function once (release store by the compile thread, after dl).  A
- * submitter reads the head and wg with acquire loads and no lock: it sees
- * either NULL (and runs the generic function) or a complete function.  A
- * command keeps the function it was given at submit; only later submits see
- * a swap. */
+ * (under tk->lock, published with a release store) and whose nodes are
+ * freed only with the kernel, each holding its table entry until then (so
+ * the entry's key, immutable, and its function stay); an entry's wg goes
+ * from NULL to the built function once (release store by the compile
+ * thread, after dl).  A submitter reads the head and wg with acquire loads
+ * and no lock: it sees either NULL (and runs the generic function) or a
+ * complete function.  A command keeps the function it was given at submit;
+ * only later submits see a swap.  Only a kernel's first launch of a
+ * specialisation takes fns.lock, to find the function in the table or
+ * enter it. */
 int
 tp_jit_resolve (tp_device *d, _cl_command_node *node)
 {
@@ -464,7 +711,7 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
     }
   if (run->force_generic_wg_func || !specialisation_on ())
     {
-      run->wg = tk->generic_wg;
+      run->wg = tt_atomic_load_relaxed (&tk->generic->wg);
       return 0;
     }
 
@@ -476,46 +723,77 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
                   && pocl_cmd_max_grid_dim_width (run)
                          < node->device->grid_width_specialization_limit;
 
-  tp_wgfn *f = find (tt_atomic_load_acquire (&tk->spec), local, goffs0,
-                     smallgrid);
-  if (f != NULL)
+  const uint8_t *hash = run->hash;
+  tp_use *u = find (tt_atomic_load_acquire (&tk->spec), hash, local, goffs0,
+                    smallgrid);
+  if (u == NULL)
     {
-      void *wg = tt_atomic_load_acquire (&f->wg);
+      pthread_mutex_lock (&tk->lock);
+      tp_use *head = tt_atomic_load_relaxed (&tk->spec);
+      u = find (head, hash, local, goffs0, smallgrid);
+      if (u == NULL)
+        {
+          /* The kernel's use of the table's function, with a build job
+           * when the function is new to the table, or nothing: a new entry
+           * published without a job would never be built, and every
+           * launch of this specialisation would run the generic function.
+           * Without memory for all of them, nothing is published and the
+           * next launch tries again. */
+          tp_use *n = calloc (1, sizeof *n);
+          tp_job *j = n != NULL ? calloc (1, sizeof *j) : NULL;
+          int created = 0;
+          tp_fn *f = j != NULL ? spec_fn (hash, local, goffs0, smallgrid,
+                                          &created)
+                               : NULL;
+          if (f != NULL)
+            {
+              n->fn = f;
+              n->next = head;
+              tt_atomic_store_release (&tk->spec, n);
+              void *dl = NULL, *wg = NULL;
+              if (created && on_disk (node))
+                wg = load_wg (node, 1, &dl);
+              if (wg != NULL)
+                {
+                  /* Built by an earlier run: loaded now, as PoCL's own
+                   * drivers do (a dlopen), and no job; the job's hold
+                   * goes. */
+                  f->dl = dl;
+                  tt_atomic_store_release (&f->wg, wg);
+                  tt_atomic_fetch_add_relaxed (&d->n_jit_loaded, 1);
+                  fn_release (f);
+                  free (j);
+                  u = n;
+                }
+              else if (created)
+                queue_build (d, node, f, j); /* this launch: generic */
+              else
+                {
+                  u = n; /* another kernel object's: maybe built */
+                  free (j);
+                }
+            }
+          else
+            {
+              free (j);
+              free (n);
+            }
+        }
+      pthread_mutex_unlock (&tk->lock);
+    }
+  /* u is NULL where this launch queued the build: it runs the generic
+   * function even if the build has landed meanwhile, so that the first
+   * launch of a specialisation new to the process always does. */
+  if (u != NULL)
+    {
+      void *wg = tt_atomic_load_acquire (&u->fn->wg);
       if (wg != NULL)
         {
           run->wg = wg;
           return 0;
         }
     }
-  else
-    {
-      pthread_mutex_lock (&tk->lock);
-      tp_wgfn *head = tt_atomic_load_relaxed (&tk->spec);
-      if (find (head, local, goffs0, smallgrid) == NULL)
-        {
-          /* The entry and its build job, or neither: an entry published
-           * without a job would never be built, and every later launch of
-           * this specialisation would run the generic function.  Without
-           * memory for both, nothing is published and the next launch
-           * tries again. */
-          tp_wgfn *n = calloc (1, sizeof *n);
-          tp_job *j = n != NULL ? calloc (1, sizeof *j) : NULL;
-          if (j != NULL)
-            {
-              memcpy (n->local, local, sizeof n->local);
-              n->goffs0 = goffs0;
-              n->smallgrid = smallgrid;
-              tt_atomic_init (&n->wg, NULL);
-              n->next = head;
-              tt_atomic_store_release (&tk->spec, n);
-              queue_build (d, node, n, j);
-            }
-          else
-            free (n);
-        }
-      pthread_mutex_unlock (&tk->lock);
-    }
-  run->wg = tk->generic_wg;
+  run->wg = tt_atomic_load_relaxed (&tk->generic->wg);
   tt_atomic_fetch_add_relaxed (&d->n_generic, 1);
   /* A pending build held back by a thread's end (see Process exit). */
   if (tt_atomic_load_relaxed (&jit.paused))

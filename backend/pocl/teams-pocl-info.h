@@ -39,6 +39,9 @@ typedef struct tt_cl_stats {
   uint64_t jit_pending;     /* not a counter: background builds queued or
                                running now (0: every launch so far that
                                could have a specialised function has it) */
+  uint64_t jit_loaded;      /* specialised work-group functions the disk
+                               cache already held (an earlier run built
+                               them), loaded at their first launch */
 } tt_cl_stats;
 
 #endif

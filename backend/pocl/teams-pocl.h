@@ -124,6 +124,9 @@ typedef struct tp_device {
                                       background and swapped in */
   _Atomic uint64_t n_jit_pending;  /* background builds queued or running
                                       now (a gauge) */
+  _Atomic uint64_t n_jit_loaded;   /* specialised functions found in the
+                                      disk cache at their first launch in
+                                      the process, and loaded then */
 
   /* Sub-devices (subdev.c), set at init: the affinity domains of
    * participants [0, set.participants), dom[k * set.participants + i] for
