@@ -135,13 +135,18 @@ typedef struct mix_env {
   uint32_t *got;
 } mix_env;
 
-static void mix_open(mix_env *m, size_t n) {
-  cold_cache();
+/* On the cache the process has (mix_open: on an empty one of its own). */
+static void mix_open_here(mix_env *m, size_t n) {
   clu_open(&m->e, 0);
   m->n = n;
   m->out = clu_buffer(&m->e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
   m->got = malloc(n * sizeof *m->got);
   cr_assert_not_null(m->got);
+}
+
+static void mix_open(mix_env *m, size_t n) {
+  cold_cache();
+  mix_open_here(m, n);
 }
 
 static void mix_close(mix_env *m) {
@@ -236,10 +241,7 @@ JIT_TEST(later_process_loads_from_disk) {
   cr_assert_geq(pid, 0);
   if (pid == 0) { /* the earlier run: build the function, wait for it */
     mix_env m;
-    clu_open(&m.e, 0);
-    m.n = n;
-    m.out = clu_buffer(&m.e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
-    m.got = malloc(n * sizeof *m.got);
+    mix_open_here(&m, n);
     cl_program p = clu_build_src(&m.e, src_mix);
     cl_kernel k = clu_kernel(p, "jit_mix");
     tt_cl_stats s;
@@ -250,7 +252,7 @@ JIT_TEST(later_process_loads_from_disk) {
     clReleaseProgram(p);
     free(m.got);
     clReleaseMemObject(m.out);
-    clu_close(&m.e);
+    clu_close(&m.e); /* not mix_close: the cache is the parent's */
     _exit(0);
   }
   int status = 0;
@@ -259,10 +261,7 @@ JIT_TEST(later_process_loads_from_disk) {
             "the earlier process failed (status %d)", status);
 
   mix_env m;
-  clu_open(&m.e, 0);
-  m.n = n;
-  m.out = clu_buffer(&m.e, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL);
-  m.got = malloc(n * sizeof *m.got);
+  mix_open_here(&m, n);
   cl_program p = clu_build_src(&m.e, src_mix);
   cl_kernel k = clu_kernel(p, "jit_mix");
   tt_cl_stats s0, s1;
