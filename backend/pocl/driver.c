@@ -252,8 +252,8 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   tp_settings set = { 0 };
   set.participants = 0; /* filled below from the team */
   set.submit = TP_SUBMIT_LAZY;
-  /* The team runtime's auto policy: static for short launches, stealing for
-   * long or uneven ones (launcher/range.c).  greedy stays selectable. */
+  /* The team runtime's auto policy: greedy for short launches, stealing for
+   * long or unknown ones (launcher/range.c).  The others stay selectable. */
   set.schedule = TT_SCHED_AUTO;
   set.grain = 0;
   set.grace_ns = TP_DEFAULT_GRACE_NS;

@@ -55,7 +55,7 @@ extern "C" {
  * the participant whose block of tt_foreach_range(.., n, grain, p, schedule)
  * holds it (see above).  grain 0, p larger than the team and the auto
  * schedule mean what they mean to tt_foreach_range; auto places as a first
- * auto launch runs: static below 4 grains per participant, else steal with
+ * auto launch runs: below 4 grains per participant greedy, else steal with
  * units of at most 64 per participant.  Greedy has no blocks: it is placed
  * like static.  The touch is a static region, so it runs serially (every page
  * on the caller's node) when tt_foreach_range would: nested in a chunk, or
