@@ -303,6 +303,57 @@ Test(range, auto_steals_unknown_loops_then_learns_their_length) {
   cr_expect_leq(st.units, 128);
 }
 
+/* spans_f: records each call's subrange (O(1) a call, so that the loop
+ * stays short under the sanitizers too); spans_cover checks them. */
+#define SPANS_N 100
+static size_t spans[SPANS_N][2];
+static _Atomic unsigned spans_n;
+static void spans_f(void *ctx, size_t begin, size_t end) {
+  (void)ctx;
+  unsigned k = atomic_fetch_add_explicit(&spans_n, 1, memory_order_relaxed);
+  if (k < SPANS_N) {
+    spans[k][0] = begin;
+    spans[k][1] = end;
+  }
+}
+/* Every index of [0, n) in exactly one recorded subrange. */
+static void spans_cover(size_t n) {
+  static unsigned char seen[SPANS_N];
+  unsigned calls = atomic_load(&spans_n);
+  cr_assert_leq(calls, SPANS_N);
+  memset(seen, 0, sizeof seen);
+  for (unsigned k = 0; k < calls; k++)
+    for (size_t i = spans[k][0]; i < spans[k][1] && i < n; i++)
+      seen[i]++;
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(seen[i], 1, "index %zu ran %u times", i, (unsigned)seen[i]);
+}
+
+Test(range, auto_short_loop_runs_coarse_greedy_chunks) {
+  if (tt_team_size() < 2)
+    cr_skip_test("one participant: every range runs serially");
+  const size_t n = SPANS_N;
+  /* Regions until one ran greedy (no steal stats since the marker): a
+   * loaded machine may stretch a region past the thresholds either way. */
+  int went_greedy = 0;
+  unsigned calls = 0;
+  for (int k = 0; k < 200 && !went_greedy; k++) {
+    marker();
+    atomic_store(&spans_n, 0);
+    cr_assert_eq(tt_foreach_range(spans_f, NULL, n, 1, 2, TT_SCHED_AUTO), 0);
+    calls = atomic_load(&spans_n);
+    went_greedy = stole_with_units(MARKER);
+    spans_cover(n);
+  }
+#if defined(__SANITIZE_THREAD__)
+  if (!went_greedy) /* every access instrumented: regions of 100 calls */
+    cr_skip_test("no region of the loop ran under auto's 25 us here");
+#endif
+  cr_assert(went_greedy, "a loop whose regions are short never stopped stealing");
+  cr_expect_geq(calls, 1);
+  cr_expect_leq(calls, 25, "%u calls for a short loop of %zu", calls, n);
+}
+
 Test(range, pinned_team_installs_orders) {
   setenv("TEAMS_PIN", "cores", 1);
   cr_assert_eq(tt_team_start(), 0);
