@@ -193,25 +193,18 @@ specialisation_on (void)
   return x;
 }
 
-/* Loads <kernel>'s work-group function from the shared object PoCL's disk
- * cache has (or builds now) for cmd's specialisation.  Returns the function
- * and its handle in *dl, or NULL. */
+/* Opens the shared object at path and finds <name>'s work-group function
+ * in it.  Returns the function and its handle in *dl, or NULL. */
 static void *
-load_wg (_cl_command_node *cmd, int specialised, void **dl)
+open_wg (const char *path, const char *name, void **dl)
 {
-  char *path = pocl_check_kernel_disk_cache (cmd, specialised);
-  if (path == NULL)
-    return NULL;
   void *h = dlopen (path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL)
     {
       fprintf (stderr, "teams: dlopen(%s): %s\n", path, dlerror ());
-      free (path);
       return NULL;
     }
-  free (path);
   /* The names PoCL's loader tries (pocl_check_kernel_dlhandle_cache). */
-  const char *name = cmd->command.run.kernel->name;
   char sym[1024];
   void *wg = NULL;
   if (snprintf (sym, sizeof sym, "_pocl_kernel_%s_workgroup", name)
@@ -227,6 +220,36 @@ load_wg (_cl_command_node *cmd, int specialised, void **dl)
     }
   *dl = h;
   return wg;
+}
+
+/* Loads <kernel>'s work-group function from the shared object PoCL's disk
+ * cache has (or builds now) for cmd's specialisation.  Returns the function
+ * and its handle in *dl, or NULL. */
+static void *
+load_wg (_cl_command_node *cmd, int specialised, void **dl)
+{
+  char *path = pocl_check_kernel_disk_cache (cmd, specialised);
+  if (path == NULL)
+    return NULL;
+  void *wg = open_wg (path, cmd->command.run.kernel->name, dl);
+  free (path);
+  return wg;
+}
+
+/* The function specialised for the launch `node` when the disk cache
+ * already holds it (the file pocl_check_kernel_disk_cache would find), as
+ * load_wg; NULL when it does not: nothing is built. */
+static void *
+load_cached_wg (_cl_command_node *node, void **dl)
+{
+  cl_kernel k = node->command.run.kernel;
+  char path[POCL_FILENAME_LENGTH], file[POCL_FILENAME_LENGTH];
+  if (k->program->devices[node->program_device_i]->spmd
+      || snprintf (file, sizeof file, "/%s.so", k->name) >= (int)sizeof file)
+    return NULL;
+  pocl_cache_kernel_cachedir_path (path, k->program, node->program_device_i,
+                                   k, file, node, 1);
+  return access (path, R_OK) == 0 ? open_wg (path, k->name, dl) : NULL;
 }
 
 /* ---- the table ---------------------------------------------------------------- */
@@ -288,6 +311,37 @@ fn_find_locked (const pocl_kernel_hash_t hash, const size_t *local,
   return NULL;
 }
 
+/* A new entry for the key, held once, not yet in the table; NULL without
+ * memory. */
+static tp_fn *
+fn_new (const pocl_kernel_hash_t hash, const size_t *local, int generic,
+        int goffs0, int smallgrid)
+{
+  tp_fn *f = calloc (1, sizeof *f);
+  if (f == NULL)
+    return NULL;
+  memcpy (f->hash, hash, sizeof f->hash);
+  memcpy (f->local, local, sizeof f->local);
+  f->generic = generic;
+  f->goffs0 = goffs0;
+  f->smallgrid = smallgrid;
+  tt_atomic_init (&f->wg, NULL);
+  f->refs = 1;
+  return f;
+}
+
+/* Takes f, built or not, out of the table (its build failed or never
+ * started), so that the next kernel object of its build tries again; the
+ * kernels that hold it run the generic function. */
+static void
+fn_forget (tp_fn *f)
+{
+  pthread_mutex_lock (&fns.lock);
+  if (f->linked)
+    fn_unlink_locked (f);
+  pthread_mutex_unlock (&fns.lock);
+}
+
 /* Drops a hold on f.  An unheld entry stays in the table among the
  * TP_FN_IDLE most recent ones; beyond them the least recently used unheld
  * entry is unloaded, and an unheld entry that left the table (its build
@@ -336,7 +390,7 @@ generic_fn (_cl_command_node *cmd)
   pthread_mutex_unlock (&fns.lock);
   if (f != NULL)
     return f;
-  tp_fn *n = calloc (1, sizeof *n);
+  tp_fn *n = fn_new (hash, local, 1, 0, 0);
   if (n == NULL)
     return NULL;
   void *dl = NULL;
@@ -346,12 +400,8 @@ generic_fn (_cl_command_node *cmd)
       free (n);
       return NULL;
     }
-  memcpy (n->hash, hash, sizeof n->hash);
-  memcpy (n->local, local, sizeof n->local);
-  n->generic = 1;
   n->dl = dl;
   tt_atomic_init (&n->wg, wg);
-  n->refs = 1;
   /* Another thread may have entered it meanwhile (the load ran unlocked):
    * then that entry serves, and this load is undone. */
   pthread_mutex_lock (&fns.lock);
@@ -473,14 +523,7 @@ compile_main (void *arg)
           tt_atomic_fetch_add_relaxed (&j->d->n_jit_swapped, 1);
         }
       else
-        {
-          /* Out of the table, so that the next kernel object of this build
-           * tries again; the kernels that hold it run the generic one. */
-          pthread_mutex_lock (&fns.lock);
-          if (j->fn->linked)
-            fn_unlink_locked (j->fn);
-          pthread_mutex_unlock (&fns.lock);
-        }
+        fn_forget (j->fn);
       fn_release (j->fn);
       tp_device *d = j->d;
       /* May be the last reference: frees the kernel (tp_free_kernel) and
@@ -629,29 +672,10 @@ queue_build (tp_device *d, _cl_command_node *node, tp_fn *f, tp_job *j)
     {
       tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
       tp_icd_release_kernel (k);
-      /* Never built: out of the table, as a failed build (compile_main). */
-      pthread_mutex_lock (&fns.lock);
-      fn_unlink_locked (f);
-      pthread_mutex_unlock (&fns.lock);
+      fn_forget (f); /* never built */
       fn_release (f);
       free (j);
     }
-}
-
-/* Whether the disk cache already holds the function specialised for the
- * launch `node` (the file pocl_check_kernel_disk_cache would find: then it
- * builds nothing). */
-static int
-on_disk (_cl_command_node *node)
-{
-  cl_kernel k = node->command.run.kernel;
-  char path[POCL_FILENAME_LENGTH], file[POCL_FILENAME_LENGTH];
-  if (k->program->devices[node->program_device_i]->spmd
-      || snprintf (file, sizeof file, "/%s.so", k->name) >= (int)sizeof file)
-    return 0;
-  pocl_cache_kernel_cachedir_path (path, k->program, node->program_device_i,
-                                   k, file, node, 1);
-  return access (path, R_OK) == 0;
 }
 
 /* The specialised function for the key, held for a kernel object: the
@@ -665,13 +689,8 @@ spec_fn (const pocl_kernel_hash_t hash, const size_t *local, int goffs0,
   *created = 0;
   pthread_mutex_lock (&fns.lock);
   tp_fn *f = fn_find_locked (hash, local, 0, goffs0, smallgrid);
-  if (f == NULL && (f = calloc (1, sizeof *f)) != NULL)
+  if (f == NULL && (f = fn_new (hash, local, 0, goffs0, smallgrid)) != NULL)
     {
-      memcpy (f->hash, hash, sizeof f->hash);
-      memcpy (f->local, local, sizeof f->local);
-      f->goffs0 = goffs0;
-      f->smallgrid = smallgrid;
-      tt_atomic_init (&f->wg, NULL);
       f->refs = 2;
       fn_push_locked (f);
       *created = 1;
@@ -751,8 +770,8 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
               n->next = head;
               tt_atomic_store_release (&tk->spec, n);
               void *dl = NULL, *wg = NULL;
-              if (created && on_disk (node))
-                wg = load_wg (node, 1, &dl);
+              if (created)
+                wg = load_cached_wg (node, &dl);
               if (wg != NULL)
                 {
                   /* Built by an earlier run: loaded now, as PoCL's own
