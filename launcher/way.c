@@ -181,6 +181,13 @@ static bool lend_worth(const tt__way_table *t, const site *s, size_t p) {
   return s->cur != TT__WAY_TEAM || s->est[TT__WAY_TEAM] > s->team_best * 1.125f;
 }
 
+/* Whether the caller alone could pay, first tried or again: its known
+ * cost (work) is below cur's.  A long region is never run serially to learn
+ * that it is still long. */
+static bool serial_worth(const site *s) {
+  return s->work > 0 && s->work < s->est[s->cur];
+}
+
 /* The way whose trial is due, or NONE; *wait (when none is) the regions
  * at cur's estimate until the first known way's budget lets it be tried
  * (the ways whose trial waits for a condition, not a budget, are looked at
@@ -189,14 +196,9 @@ static tt__way due(const tt__way_table *t, const site *s, size_t p,
                    bool can_lend, float *wait) {
   *wait = 1e30f;
   for (int x = 0; x < TT__WAYS; x++) {
-    if (x == s->cur || (x == TT__WAY_LEND && !can_lend))
-      continue;
-    if (x == TT__WAY_LEND && !lend_worth(t, s, p))
-      continue;
-    /* The caller alone, first tried or again, only while its known cost
-     * (work) is below cur's: a long region is never run serially to
-     * learn that it is still long. */
-    if (x == TT__WAY_SERIAL && !(s->work > 0 && s->work < s->est[s->cur]))
+    if (x == s->cur ||
+        (x == TT__WAY_LEND && (!can_lend || !lend_worth(t, s, p))) ||
+        (x == TT__WAY_SERIAL && !serial_worth(s)))
       continue;
     if (s->est[x] == 0)
       return (tt__way)x;
