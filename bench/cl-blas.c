@@ -60,12 +60,18 @@ static float value_at(size_t i, float lo) {
   return lo + (float)(x >> 8) * (1.0f / 16777216.0f);
 }
 
-static float *host_array(size_t n, float lo, size_t salt) {
+/* n floats, or the child fails. */
+static float *floats(size_t n) {
   float *a = malloc(n * sizeof *a);
   if (a == NULL) {
     fprintf(stderr, "teams-bench-cl: out of memory (%zu floats)\n", n);
     exit(1);
   }
+  return a;
+}
+
+static float *host_array(size_t n, float lo, size_t salt) {
+  float *a = floats(n);
   for (size_t i = 0; i < n; i++)
     a[i] = value_at(i * 4 + salt, lo);
   return a;
@@ -185,14 +191,10 @@ static void vec_setup(const tt_blas_child *c, blas_case *b) {
   b->hy = host_array(b->n, 0.5f, 2);
   b->x = device_copy(c, b->hx, b->n);
   b->y = device_copy(c, b->hy, b->n);
-  b->ha = malloc(b->n * sizeof *b->ha); /* what the device returns */
+  b->ha = floats(b->n); /* what the device returns */
   cl_int err;
   b->a = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, sizeof(float), NULL, &err);
   check_cl(err, "clCreateBuffer");
-  if (b->ha == NULL) {
-    fprintf(stderr, "teams-bench-cl: out of memory\n");
-    exit(1);
-  }
 }
 
 #define AXPY_ALPHA 0.5f
@@ -305,11 +307,7 @@ void tt_blas_symm_sequence(const tt_blas_child *c) {
   static const size_t sizes[] = {7, 64, 65};
   const size_t cap = 80 * 80;
   float *ha = host_array(cap, -0.5f, 0), *hb = host_array(cap, -0.5f, 1),
-        *hc = host_array(cap, 0.0f, 2), *got = malloc(cap * sizeof *got);
-  if (got == NULL) {
-    fprintf(stderr, "teams-bench-cl: out of memory\n");
-    exit(1);
-  }
+        *hc = host_array(cap, 0.0f, 2), *got = floats(cap);
   cl_mem a = device_copy(c, ha, cap), b = device_copy(c, hb, cap),
          cm = device_copy(c, hc, cap);
   for (int row = 0; row < 2; row++)
