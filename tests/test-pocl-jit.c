@@ -68,8 +68,6 @@ static void cold_cache_named(const char *name) {
 static int keep_cache; /* drop_cache leaves it (exit_with_builds_pending) */
 
 static void cold_cache(void) {
-  if (keep_cache)
-    return; /* the test made its own */
   cold_cache_named("teams-test-jit-XXXXXX");
   cr_assert_not_null(mkdtemp(cache_dir), "%s", cache_dir);
   cr_assert_eq(setenv("POCL_CACHE_DIR", cache_dir, 1), 0);
@@ -83,9 +81,13 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
   return remove(path);
 }
 
+static void rm_tree(const char *dir) {
+  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void drop_cache(void) {
   if (cache_dir[0] && !keep_cache)
-    nftw(cache_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rm_tree(cache_dir);
 }
 
 static void sleep_ms(int ms) {
@@ -384,12 +386,12 @@ JIT_TEST(exit_with_builds_pending) {
   /* A cache of a fixed name, emptied here rather than at the end: the
    * build in progress at exit writes into it after this function. */
   cold_cache_named("teams-test-jit-exit");
-  nftw(cache_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  rm_tree(cache_dir);
   cr_assert_eq(mkdir(cache_dir, 0755), 0, "%s", cache_dir);
   cr_assert_eq(setenv("POCL_CACHE_DIR", cache_dir, 1), 0);
   keep_cache = 1;
   mix_env m;
-  mix_open(&m, 1024);
+  mix_open_here(&m, 1024);
   cl_program p = clu_build_src(&m.e, src_mix);
   cl_kernel k = clu_kernel(p, "jit_mix");
   const size_t locals[] = {4, 8, 16, 32, 64, 128};
