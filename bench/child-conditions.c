@@ -190,9 +190,13 @@ int main(int argc, char **argv) {
     struct timespec nap = {0, 250000000}; /* OpenMP's threads go to sleep */
     nanosleep(&nap, NULL);
   }
-  /* reps: about 20 ms of the pattern per sample, 100 ms where the CPUs
-   * change: each third of the run then lasts 1.5 s, three of the
-   * monitor's looks */
+  /* A sample: at least 20 ms of the pattern, 100 ms where the CPUs change
+   * (each third of the run then lasts 1.5 s, three of the monitor's
+   * looks), in runs of reps iterations.  reps comes from a first estimate,
+   * but a sample's length does not: an estimate made while the first
+   * regions waited for a time slice (ms each under a spinner) gave samples
+   * of ten regions, 65 us, that no time slice fell into -- a team twice as
+   * fast as it runs. */
   double one = pattern_us(cell, p, !strncmp(cell, "batch", 5) ? 20 : 50);
   double sample_us = chg ? 100000.0 : 20000.0;
   unsigned reps = (unsigned)(sample_us / (one > 0.01 ? one : 0.01));
@@ -217,9 +221,8 @@ int main(int argc, char **argv) {
       changed_at = bench_now_ns();
     }
     double us = pattern_us(cell, p, reps);
-    if (chg) /* a sample of at least 100 ms, whatever the first estimate */
-      for (unsigned more = 1; (double)more * reps * us < sample_us; more++)
-        us = (us * more + pattern_us(cell, p, reps)) / (more + 1);
+    for (unsigned more = 1; (double)more * reps * us < sample_us; more++)
+      us = (us * more + pattern_us(cell, p, reps)) / (more + 1);
     if (sized && which >= 0 && follow[which] < 0 && tt_team_size() == want)
       follow[which] = (double)(bench_now_ns() - changed_at) / 1e9;
     printf("sample\t%s\t%s\tus\t-\t%.6g\n", label, metric, us);

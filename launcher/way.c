@@ -40,6 +40,20 @@
  *     regions of a loop on the caller alone): the trials of the two other
  *     ways cost at most 1/TT__SHARE of the time they serve, whatever the
  *     machine;
+ *   - a new level: SETTLED timed regions of cur in a row beyond twice its
+ *     estimate (or below half) set the estimate to their mean, and a way
+ *     found at less than half of cur's cost becomes cur; either way the
+ *     other ways' estimates are from before the change and are stale.  A
+ *     stale estimate is not believed: a way whose stale estimate would win
+ *     is tried first, and when it then beats cur, cur is measured again
+ *     (its level may be the one that just ended) before it is left; any
+ *     other stale way is tried as soon as a new way would be.  What
+ *     changed one way's cost often changed all: under another process
+ *     spinning on one of the 2-core guest's CPUs, stretches of regions of
+ *     the OpenMP + team pairs waited a time slice (4-8 ms) whichever way
+ *     the team region took, and the way that ran during one kept its 8 ms
+ *     level, waiting out a budget of 256 ms and more, while its 2.5 us
+ *     alternative ran at 5 (tests/test-way.c, a stall of 4-16 regions);
  *   - a trial lasts until the transient that the current way left behind
  *     is over, and the mean of the SETTLED (4) regions that follow, less
  *     the costliest, is the estimate: one region that met an interrupt or
@@ -202,6 +216,11 @@ static tt__way due(const tt__way_table *t, const site *s, size_t p,
       continue;
     if (s->est[x] == 0)
       return (tt__way)x;
+    /* a stale estimate is tried before it is believed, and otherwise as
+     * soon as a new way's would be (see "A new level" in the rule) */
+    if ((s->stale >> x & 1) && (s->est[x] < s->est[s->cur] ||
+                                s->since[x] >= s->est[s->cur] * TRIAL_SHARE))
+      return (tt__way)x;
     float left = s->charge[x] * TRIAL_SHARE - s->since[x];
     if (left <= 0)
       return (tt__way)x;
@@ -211,17 +230,30 @@ static tt__way due(const tt__way_table *t, const site *s, size_t p,
   return NONE;
 }
 
+/* Every known way but fresh is stale: its estimate is from before a new
+ * level of the loop's cost. */
+static void mark_stale(site *s, int fresh) {
+  for (int x = 0; x < TT__WAYS; x++)
+    if (x != fresh && s->est[x] > 0)
+      s->stale |= (uint8_t)(1u << x);
+}
+
 /* cur becomes the cheapest known way (a lent cur that cannot lend now runs
  * on the team: tt__way_choose). */
 static void pick_cur(site *s) {
   int best = s->cur;
   for (int x = 0; x < TT__WAYS; x++)
-    if (s->est[x] > 0 && (s->est[best] <= 0 || s->est[x] < s->est[best]))
+    if (s->est[x] > 0 && !(s->stale >> x & 1) &&
+        (s->est[best] <= 0 || s->est[x] < s->est[best]))
       best = x;
   if (best != s->cur) {
-    /* The way left behind waits for its trial like any other. */
+    /* The way left behind waits for its trial like any other; but a way
+     * that costs less than half of cur is a new level for the loop, and
+     * the estimates from before it are stale (see the rule). */
     if (s->charge[s->cur] < s->est[s->cur])
       s->charge[s->cur] = s->est[s->cur];
+    if (s->est[best] < s->est[s->cur] / 2)
+      mark_stale(s, best);
     s->cur = (uint8_t)best;
     tt_atomic_fetch_add_relaxed(&stats.switches, 1);
   }
@@ -233,6 +265,14 @@ static void pick_cur(site *s) {
     if (s->charge[TT__WAY_TEAM] < wait)
       s->charge[TT__WAY_TEAM] = wait;
   }
+}
+
+static void start_trial(site *s, tt__way x) {
+  s->trial = (uint8_t)x;
+  s->trial_n = 0;
+  s->trial_sum = 0;
+  s->settled_n = 0;
+  tt_atomic_fetch_add_relaxed(&stats.trials[x], 1);
 }
 
 /* Whether the trial's region that just ended, its trial_n-th, came after
@@ -296,6 +336,15 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
       s->team_best = s->est[ran];
     s->charge[ran] = extra > cost ? extra : cost;
     s->trial = NONE;
+    bool was_stale = s->stale >> ran & 1;
+    s->stale &= (uint8_t)~(1u << ran);
+    if (was_stale && ran != s->cur && s->est[ran] < s->est[s->cur]) {
+      /* cur's level is older than this trial by a few regions only, but
+       * may be the stall's that has just ended: cur is measured again
+       * before it is left */
+      start_trial(s, (tt__way)s->cur);
+      return;
+    }
     pick_cur(s);
     return;
   }
@@ -323,6 +372,11 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
      * holding the host's new buffers) */
     *est = (s->level_sum - s->level_max) / (float)(s->level_n - 1);
     s->level_dir = 0;
+    /* What changed cur's cost may have changed every way's: the others'
+     * estimates are from before, and are tried before they are believed
+     * (a stall of the whole process is no way's fault) */
+    if (ran == s->cur)
+      mark_stale(s, ran);
   } else {
     *est = *est > 0 ? *est + (cost - *est) * weight(*est, s->every) : cost;
   }
@@ -381,13 +435,8 @@ tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
   float wait = 0;
   if (s->trial == NONE) {
     tt__way x = due(t, s, p, can_lend, &wait);
-    if (x != NONE) {
-      s->trial = (uint8_t)x;
-      s->trial_n = 0;
-      s->trial_sum = 0;
-      s->settled_n = 0;
-      tt_atomic_fetch_add_relaxed(&stats.trials[x], 1);
-    }
+    if (x != NONE)
+      start_trial(s, x);
   }
   plan->timed = true;
   if (s->trial != NONE)

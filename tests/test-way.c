@@ -265,6 +265,62 @@ Test(way, counts_what_a_region_does_to_the_work_after_it) {
   cr_assert(w.spent < best * 1.06, "spent %.3g ns, lending alone %.3g", w.spent, best);
 }
 
+/* A stall of the whole process is no way's fault: pairs of an OpenMP
+ * region (2.5 us) and an empty team region (50 ns on the caller), next to
+ * a process that holds a CPU, where for a few regions OpenMP's thread
+ * waits a time slice (4 ms) whichever way the team region took.  The
+ * caller alone's estimate takes that level while it lasts, and the old
+ * estimates of lending and of the team (from before it) look cheaper; they
+ * are tried, not believed, the caller alone is measured again beside them,
+ * and the loop is back on the caller within a few regions of the stall's
+ * end, for stalls of 4 to 16 regions.  (Believed, they kept a stall of 6
+ * regions' loop on the team until the caller alone's 4 ms estimate had
+ * waited out its budget, 128 ms: most of a bench sample at 2x.) */
+Test(way, a_stall_of_the_whole_process_is_no_ways_fault) {
+  fresh(0);
+  world w = {.work = 50, .p = 2, .team_cost = team_contended_cheap,
+             .lend_cost = 2.5 * US, .between = 2.5 * US};
+  run(&w, 20000);
+  cr_assert_eq(peek(&w).cur, TT__WAY_SERIAL);
+  for (int stall = 4; stall <= 16; stall++) { /* its regions */
+    w.between = 4000 * US;
+    run(&w, (unsigned)stall);
+    w.between = 2.5 * US;
+    int n = 0;
+    for (; n < 1000 && (peek(&w).cur != TT__WAY_SERIAL || peek(&w).trial != TT__WAYS); n++)
+      run(&w, 1);
+    cr_assert_lt(n, 40, "stall %d: %d regions after it before the caller alone again",
+                 stall, n);
+    double spent = w.spent;
+    run(&w, 40000);
+    double best = 40000 * (50 + 2.5 * US);
+    cr_assert_lt(w.spent - spent, best * 1.1, "stall %d: the next 40000 regions cost "
+                 "%.3g ms, the caller alone %.3g", stall, (w.spent - spent) / 1e6, best / 1e6);
+  }
+}
+
+/* The same stall at the loop's start, over the first trials: the team's
+ * and the caller alone's are made in it (4 ms a region), lending's after
+ * it (5 us); lending, at a thousandth of the others, is a new level, and
+ * the estimates from before it are tried again at once, not after the
+ * budgets of 4 ms regions (a second and more).  For stalls over the first
+ * 6 to 16 regions, the loop is on the caller within 200 regions of the
+ * stall's end. */
+Test(way, a_stall_over_the_first_trials_is_no_ways_fault) {
+  for (unsigned stall = 6; stall <= 16; stall++) {
+    fresh(0);
+    world w = {.work = 50, .p = 2, .team_cost = team_contended_cheap,
+               .lend_cost = 2.5 * US, .between = 4000 * US};
+    run(&w, stall);
+    w.between = 2.5 * US;
+    int n = 0;
+    for (; n < 100000 && (peek(&w).cur != TT__WAY_SERIAL || peek(&w).trial != TT__WAYS); n++)
+      run(&w, 1);
+    cr_assert_lt(n, 200, "a stall of %u: %d regions after it before the caller alone",
+                 stall, n);
+  }
+}
+
 /* TEAMS_RUN fixes the way and records nothing. */
 Test(way, a_fixed_way_records_nothing) {
   fresh(0);
