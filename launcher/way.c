@@ -46,8 +46,15 @@
  *     other ways' estimates are from before the change and are stale.  A
  *     stale estimate is not believed: a way whose stale estimate would win
  *     is tried first, and when it then beats cur, cur is measured again
- *     (its level may be the one that just ended) before it is left; any
- *     other stale way is tried as soon as a new way would be.  What
+ *     (its level may be the one that just ended) before it is left.  A
+ *     stale caller alone is also tried once its budget, counted from its
+ *     known work instead of its estimate, allows: what its trial risks
+ *     beyond cur is its own work, SETTLED regions of it, while its stale
+ *     estimate holds what came after its regions at the time (a team's or
+ *     lending's trial risks what its estimate says: spinning threads, and
+ *     a team trial after lending waits out OpenMP's blocktime, so theirs
+ *     keep their budgets; tried as soon as a new way, they made libomp's
+ *     pairs of 5 us chunks 4.7x lending).  What
  *     changed one way's cost often changed all: under another process
  *     spinning on one of the 2-core guest's CPUs, stretches of regions of
  *     the OpenMP + team pairs waited a time slice (4-8 ms) whichever way
@@ -216,10 +223,12 @@ static tt__way due(const tt__way_table *t, const site *s, size_t p,
       continue;
     if (s->est[x] == 0)
       return (tt__way)x;
-    /* a stale estimate is tried before it is believed, and otherwise as
-     * soon as a new way's would be (see "A new level" in the rule) */
-    if ((s->stale >> x & 1) && (s->est[x] < s->est[s->cur] ||
-                                s->since[x] >= s->est[s->cur] * TRIAL_SHARE))
+    /* a stale estimate is tried before it is believed; the caller alone's
+     * also once its known work allows (see "A new level" in the rule) */
+    if ((s->stale >> x & 1) &&
+        (s->est[x] < s->est[s->cur] ||
+         (x == TT__WAY_SERIAL &&
+          s->since[x] >= (float)SETTLED * s->work * TRIAL_SHARE)))
       return (tt__way)x;
     float left = s->charge[x] * TRIAL_SHARE - s->since[x];
     if (left <= 0)
