@@ -265,6 +265,15 @@ Test(way, counts_what_a_region_does_to_the_work_after_it) {
   cr_assert(w.spent < best * 1.06, "spent %.3g ns, lending alone %.3g", w.spent, best);
 }
 
+/* Regions run until the loop is on the caller alone, no trial under way
+ * (at most limit). */
+static unsigned regions_until_the_caller(world *w, unsigned limit) {
+  unsigned n = 0;
+  for (; n < limit && (peek(w).cur != TT__WAY_SERIAL || peek(w).trial != TT__WAYS); n++)
+    run(w, 1);
+  return n;
+}
+
 /* A stall of the whole process is no way's fault: pairs of an OpenMP
  * region (2.5 us) and an empty team region (50 ns on the caller), next to
  * a process that holds a CPU, where for a few regions OpenMP's thread
@@ -286,10 +295,8 @@ Test(way, a_stall_of_the_whole_process_is_no_ways_fault) {
     w.between = 4000 * US;
     run(&w, (unsigned)stall);
     w.between = 2.5 * US;
-    int n = 0;
-    for (; n < 1000 && (peek(&w).cur != TT__WAY_SERIAL || peek(&w).trial != TT__WAYS); n++)
-      run(&w, 1);
-    cr_assert_lt(n, 40, "stall %d: %d regions after it before the caller alone again",
+    unsigned n = regions_until_the_caller(&w, 1000);
+    cr_assert_lt(n, 40, "stall %d: %u regions after it before the caller alone again",
                  stall, n);
     double spent = w.spent;
     run(&w, 40000);
@@ -313,10 +320,8 @@ Test(way, a_stall_over_the_first_trials_is_no_ways_fault) {
                .lend_cost = 2.5 * US, .between = 4000 * US};
     run(&w, stall);
     w.between = 2.5 * US;
-    int n = 0;
-    for (; n < 100000 && (peek(&w).cur != TT__WAY_SERIAL || peek(&w).trial != TT__WAYS); n++)
-      run(&w, 1);
-    cr_assert_lt(n, 200, "a stall of %u: %d regions after it before the caller alone",
+    unsigned n = regions_until_the_caller(&w, 100000);
+    cr_assert_lt(n, 200, "a stall of %u: %u regions after it before the caller alone",
                  stall, n);
   }
 }
