@@ -212,6 +212,7 @@ static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
   tt__team *T = &tt__T;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T->running_gen, gen);
+  tt_atomic_store_relaxed(&T->holder_cpu, tt__cpu_now());
   bool tree = p >= tt_atomic_load_relaxed(&T->tree_min);
   if (mode == TT__MODE_STATIC) {
     if (tree) {

@@ -34,7 +34,22 @@
  * busy thread that is a time slice for every region: TEAMS_RUN=team with a
  * spinner on the other CPU of the 2-core Xeon guest took 24 us per empty
  * region yielding after 10 us, 0.4-1.1 us not yielding (2 us work chunks:
- * 11-13 us either way).  Where the spin hurts this process's own threads
+ * 11-13 us either way).  But a worker does not spin on the CPU its
+ * holder forked the running region from (team.holder_cpu, where the holder
+ * ran at its last fork; while the team is held): two threads cannot run
+ * on one CPU, so the holder, which still has to see the chunks done and
+ * close the region, is then waiting for that CPU, and an idle worker's spin
+ * kept it waiting until the next time slice.  Woken next to another
+ * process's busy thread, the scheduler put the worker beside its holder,
+ * and for the first 100 ms of a loop of 5 us chunks every region took a
+ * time slice (3.3-4 ms, 2-core Xeon guest; 2000 regions of a caller and
+ * worker pinned to one CPU took 8 s, tests/test-idle.c); sleeping instead,
+ * 15-18 us.  Such a worker sleeps (a yield, under EEVDF, runs the holder
+ * only when the holder is eligible), and the next region's wake-up lets
+ * the scheduler place it again.  Not in sentinel mode, whose worker spins
+ * by request and yields after yield_after_ns.  The check is a load of the
+ * thread's CPU (glibc keeps it in the rseq area) at each clock look.
+ * Where the spin hurts this process's own threads
  * (an OpenMP runtime's, between the team's regions), the region's measured
  * cost, gap included, says so, and the way's choice (way.c) moves the
  * region off the team.  Waits that serve the team do yield, once they have
@@ -68,7 +83,16 @@
 
 /* What the idle rule did, for TEAMS_DEBUG's report at exit: why workers
  * slept.  Relaxed counters, bumped only before a sleep. */
-_Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted;
+_Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted, tt__sleeps_beside_holder;
+
+/* Whether this worker runs on the CPU the holder forked its last region
+ * from while the team is held (see "Yielding"). */
+static bool beside_holder(void) {
+  if (tt_atomic_load_relaxed(&tt__T.owner) == 0)
+    return false;
+  int c = tt__cpu_now();
+  return c >= 0 && c == tt_atomic_load_relaxed(&tt__T.holder_cpu);
+}
 
 bool tt__overcommitted(void) {
   return (size_t)tt_atomic_load_relaxed(&tt__T.awake) + 1 > tt__T.cpus;
@@ -180,7 +204,8 @@ void *tt__worker_main(void *arg) {
         ran = false; /* counts down from the last push */
     }
     bool over = tt__overcommitted();
-    if (now < deadline && !over)
+    bool beside = !over && !T->sentinel_mode && beside_holder();
+    if (now < deadline && !over && !beside)
       continue;
     if (T->sentinel_mode && !over &&
         tt_atomic_load_relaxed(&T->running_gen) == ran_gen) {
@@ -199,7 +224,10 @@ void *tt__worker_main(void *arg) {
     uint32_t expect = seen;
     if (!tt_atomic_cas_acq_rel(&w->go, &expect, seen | GO_SLEEP))
       continue; /* a region arrived: handle it */
-    tt_atomic_fetch_add_relaxed(over ? &tt__sleeps_overcommitted : &tt__sleeps_spun, 1);
+    tt_atomic_fetch_add_relaxed(over     ? &tt__sleeps_overcommitted
+                                : beside ? &tt__sleeps_beside_holder
+                                         : &tt__sleeps_spun,
+                                1);
     tt_atomic_fetch_sub_relaxed(&T->awake, 1);
     while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP))
       tt__futex_wait(&w->go, seen | GO_SLEEP);

@@ -230,6 +230,7 @@ static int start_locked(int tid) {
   tt_atomic_store_relaxed(&T->sentinel_id, 0);
   tt_atomic_store_relaxed(&T->r.sync, 0);
   tt_atomic_store_relaxed(&T->running_gen, 0);
+  tt_atomic_store_relaxed(&T->holder_cpu, -1);
   T->gen = 2; /* regions start at generation 3 (protocol 16) */
   T->resync_gen = 2;
   T->left_base = 0;

@@ -102,6 +102,8 @@ bool tt__first_thread(void) { return tt__tid() == tt__pid(); }
 
 void tt__yield(void) { sched_yield(); }
 
+int tt__cpu_now(void) { return sched_getcpu(); }
+
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m) {
   return -pthread_setaffinity_np(t, sizeof(cpu_set_t), (const cpu_set_t *)m);
 }

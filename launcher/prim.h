@@ -62,6 +62,10 @@ bool tt__first_thread(void);
 /* Gives the CPU to another runnable thread, if any (sched_yield). */
 void tt__yield(void);
 
+/* The CPU the calling thread runs on, or -1 (sched_getcpu: glibc reads it
+ * from the thread's rseq area, a load). */
+int tt__cpu_now(void);
+
 /* Create a joinable thread with an 8 MiB stack, with affinity mask `mask`
  * (NULL: the caller's); returns 0 or a negative errno (the reason a team
  * degrades). */

@@ -109,6 +109,10 @@ typedef struct tt__team {
   /* The holder's copy of the running generation for idle workers, relaxed;
    * 0 while no region of the team's runs (protocol 2). */
   _Atomic uint32_t running_gen;
+  /* The CPU the holder ran on at its last fork, -1 before the first: idle
+   * workers do not spin there (idle.c, "Yielding").  A hint, relaxed, in
+   * the line the holder writes at every fork anyway. */
+  _Atomic int holder_cpu;
   uint32_t gen;        /* holder-only: the last generation handed out */
   uint32_t resync_gen; /* holder-only: the last resync's (1 or 2) */
   unsigned left_base;  /* holder-only: region.sync's `left` as last known */
@@ -272,7 +276,8 @@ static inline void tt__wait_until(bool (*cond)(const void *arg),
 }
 
 /* idle.c: why workers slept, for TEAMS_DEBUG's report at exit. */
-extern _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted;
+extern _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted,
+    tt__sleeps_beside_holder;
 
 /* lifecycle.c */
 int tt__ensure_started(void);

@@ -37,7 +37,8 @@
  *     greedy/each leader's hand-on after its join.
  * Abstracted: the clock and everything that only decides when a worker
  * tries to sleep (spin_ns, team.running_gen, `awake` and
- * tt__overcommitted, sched_yield): here a worker may try at any time; which
+ * tt__overcommitted, team.holder_cpu, sched_yield): here a worker may try
+ * at any time; which
  * way the holder picks (way.c's measurements): a nondeterministic choice;
  * the chunk function: one step that counts the chunk.  Memory orders: spin
  * explores interleavings of sequentially consistent steps, each atomic

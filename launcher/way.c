@@ -16,7 +16,7 @@
  * m = n - i -- is one record, not a new one per region that would start
  * with the team's trial each time).  A record holds each way's
  * recent cost per region (est), and
- *   - the cheapest known way (cur) runs; its estimate is a mean per
+ *   - one way (cur) runs; its estimate is a mean per
  *     region over the last HORIZON_NS (100 ms) of its regions: each timed
  *     region moves it by the share of that horizon's regions it stands for
  *     (at most a quarter, for long regions).  The scheduler's time slices are milliseconds (EEVDF's
@@ -40,27 +40,34 @@
  *     regions of a loop on the caller alone): the trials of the two other
  *     ways cost at most 1/TT__SHARE of the time they serve, whatever the
  *     machine;
+ *   - a way other than cur is believed only fresh from its trial: cur
+ *     becomes the way whose trial just ended when that one cost less, and
+ *     a way whose older estimate is below cur's waits for its trial like
+ *     any other.  Switching on old estimates, a loop whose ways each cost
+ *     more while they ran than the other's last estimate said (the team
+ *     next to OpenMP's spinning threads, lent regions next to the team's)
+ *     went back and forth between them at every drift of cur's mean: 287
+ *     to 692 switches in 0.2 s of libgomp's batches of ten, 5 us chunks;
  *   - a new level: SETTLED timed regions of cur in a row beyond twice its
  *     estimate (or below half) set the estimate to their mean, and a way
  *     found at less than half of cur's cost becomes cur; either way the
- *     other ways' estimates are from before the change and are stale.  A
- *     stale estimate is not believed: a way whose stale estimate would win
- *     is tried first, and when it then beats cur, cur is measured again
- *     (its level may be the one that just ended) before it is left.  A
- *     stale caller alone is also tried once its budget, counted from its
- *     known work instead of its estimate, allows: what its trial risks
- *     beyond cur is its own work, SETTLED regions of it, while its stale
- *     estimate holds what came after its regions at the time (a team's or
- *     lending's trial risks what its estimate says: spinning threads, and
- *     a team trial after lending waits out OpenMP's blocktime, so theirs
- *     keep their budgets; tried as soon as a new way, they made libomp's
- *     pairs of 5 us chunks 4.7x lending).  What
- *     changed one way's cost often changed all: under another process
- *     spinning on one of the 2-core guest's CPUs, stretches of regions of
- *     the OpenMP + team pairs waited a time slice (4-8 ms) whichever way
- *     the team region took, and the way that ran during one kept its 8 ms
- *     level, waiting out a budget of 256 ms and more, while its 2.5 us
- *     alternative ran at 5 (tests/test-way.c, a stall of 4-16 regions);
+ *     other ways' estimates are from before the change and are stale.
+ *     When a stale way's trial beats cur, cur is measured again (its level
+ *     may be the one that just ended) before it is left; a stale caller
+ *     alone is tried once its budget, counted from its known work instead
+ *     of its estimate, allows: what its trial risks beyond cur is its own
+ *     work, SETTLED regions of it, while its stale estimate holds what
+ *     came after its regions at the time (a team's or lending's trial
+ *     risks what its estimate says -- spinning threads, and a team trial
+ *     after lending waits out OpenMP's blocktime -- so theirs keep their
+ *     budgets; tried as soon as a new way, they made libomp's pairs of
+ *     5 us chunks 4.7x lending).  What changed one way's cost often
+ *     changed all: under another process spinning on one of the 2-core
+ *     guest's CPUs, stretches of regions of the OpenMP + team pairs waited
+ *     a time slice (4-8 ms) whichever way the team region took, and the
+ *     way that ran during one kept its 8 ms level, waiting out a budget
+ *     of 256 ms and more, while its 2.5 us alternative ran at 5
+ *     (tests/test-way.c, a stall of 4-16 regions);
  *   - a trial lasts until the transient that the current way left behind
  *     is over, and the mean of the SETTLED (4) regions that follow, less
  *     the costliest, is the estimate: one region that met an interrupt or
@@ -164,6 +171,7 @@ static site *lookup(tt__way_table *t, const void *key, size_t size, size_t m,
      * wake sleeping workers, which is not what the team costs. */
     s->cur = TT__WAY_TEAM;
     s->trial = TT__WAY_TEAM;
+    s->rival = NONE;
   }
   return s;
 }
@@ -223,12 +231,10 @@ static tt__way due(const tt__way_table *t, const site *s, size_t p,
       continue;
     if (s->est[x] == 0)
       return (tt__way)x;
-    /* a stale estimate is tried before it is believed; the caller alone's
-     * also once its known work allows (see "A new level" in the rule) */
-    if ((s->stale >> x & 1) &&
-        (s->est[x] < s->est[s->cur] ||
-         (x == TT__WAY_SERIAL &&
-          s->since[x] >= (float)SETTLED * s->work * TRIAL_SHARE)))
+    /* a stale caller alone: its budget counted from its known work (see
+     * "A new level" in the rule) */
+    if ((s->stale >> x & 1) && x == TT__WAY_SERIAL &&
+        s->since[x] >= (float)SETTLED * s->work * TRIAL_SHARE)
       return (tt__way)x;
     float left = s->charge[x] * TRIAL_SHARE - s->since[x];
     if (left <= 0)
@@ -247,33 +253,32 @@ static void mark_stale(site *s, int fresh) {
       s->stale |= (uint8_t)(1u << x);
 }
 
-/* cur becomes the cheapest known way (a lent cur that cannot lend now runs
- * on the team: tt__way_choose). */
-static void pick_cur(site *s) {
-  int best = s->cur;
-  for (int x = 0; x < TT__WAYS; x++)
-    if (s->est[x] > 0 && !(s->stale >> x & 1) &&
-        (s->est[best] <= 0 || s->est[x] < s->est[best]))
-      best = x;
-  if (best != s->cur) {
-    /* The way left behind waits for its trial like any other; but a way
-     * that costs less than half of cur is a new level for the loop, and
-     * the estimates from before it are stale (see the rule). */
-    if (s->charge[s->cur] < s->est[s->cur])
-      s->charge[s->cur] = s->est[s->cur];
-    if (s->est[best] < s->est[s->cur] / 2)
-      mark_stale(s, best);
-    s->cur = (uint8_t)best;
-    tt_atomic_fetch_add_relaxed(&stats.switches, 1);
-  }
-  /* A team trial from lent regions waits out OpenMP's spin at the team's
-   * cost: its budget is that, before it is first tried. */
+/* A team trial from lent regions waits out OpenMP's spin at the team's
+ * cost: its budget is that, before it is first tried. */
+static void charge_cool_down(site *s) {
   if (s->cur == TT__WAY_LEND && s->est[TT__WAY_TEAM] > s->est[TT__WAY_LEND]) {
     float wait = (float)omp_spin_ns *
                  (1 - s->est[TT__WAY_LEND] / s->est[TT__WAY_TEAM]);
     if (s->charge[TT__WAY_TEAM] < wait)
       s->charge[TT__WAY_TEAM] = wait;
   }
+}
+
+/* x, whose estimate is fresh from its trial, becomes cur if it is cheaper
+ * (a lent cur that cannot lend now runs on the team: tt__way_choose). */
+static void pick(site *s, int x) {
+  if (x != s->cur && s->est[x] > 0 && s->est[x] < s->est[s->cur]) {
+    /* The way left behind waits for its trial like any other; but a way
+     * that costs less than half of cur is a new level for the loop, and
+     * the estimates from before it are stale (see the rule). */
+    if (s->charge[s->cur] < s->est[s->cur])
+      s->charge[s->cur] = s->est[s->cur];
+    if (s->est[x] < s->est[s->cur] / 2)
+      mark_stale(s, x);
+    s->cur = (uint8_t)x;
+    tt_atomic_fetch_add_relaxed(&stats.switches, 1);
+  }
+  charge_cool_down(s);
 }
 
 static void start_trial(site *s, tt__way x) {
@@ -347,14 +352,22 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
     s->trial = NONE;
     bool was_stale = s->stale >> ran & 1;
     s->stale &= (uint8_t)~(1u << ran);
-    if (was_stale && ran != s->cur && s->est[ran] < s->est[s->cur]) {
+    if (ran == s->cur) { /* cur measured again: its rival's turn */
+      int r = s->rival;
+      s->rival = NONE;
+      if (r != NONE)
+        pick(s, r);
+      return;
+    }
+    if (was_stale && s->est[ran] < s->est[s->cur]) {
       /* cur's level is older than this trial by a few regions only, but
        * may be the stall's that has just ended: cur is measured again
        * before it is left */
+      s->rival = (uint8_t)ran;
       start_trial(s, (tt__way)s->cur);
       return;
     }
-    pick_cur(s);
+    pick(s, ran);
     return;
   }
   if (s->trial != NONE)
@@ -390,7 +403,7 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
     *est = *est > 0 ? *est + (cost - *est) * weight(*est, s->every) : cost;
   }
   if (ran == s->cur)
-    pick_cur(s);
+    charge_cool_down(s);
 }
 
 /* The next region of a site whose last one was timed starts now: that
@@ -439,8 +452,10 @@ tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
     if (x != s->cur)
       s->since[x] += s->est[s->cur] * (float)s->untimed;
   s->untimed = 0;
-  if (s->trial == TT__WAY_LEND && !can_lend)
+  if (s->trial == TT__WAY_LEND && !can_lend) {
     s->trial = NONE;
+    s->rival = NONE;
+  }
   float wait = 0;
   if (s->trial == NONE) {
     tt__way x = due(t, s, p, can_lend, &wait);
@@ -520,12 +535,14 @@ void tt__way_report(void) {
   fprintf(stderr,
           "teams: ways: timed regions on the team %llu, on OpenMP's threads "
           "%llu, on the caller %llu; trials %llu, %llu, %llu; %llu switches; "
-          "workers slept %llu times after their spin, %llu overcommitted; "
+          "workers slept %llu times after their spin, %llu overcommitted, "
+          "%llu beside the holder; "
           "a timed region costs %llu ns (a clock read %llu)\n",
           t[0], t[1], t[2], tr[0], tr[1], tr[2],
           (unsigned long long)tt_atomic_load_relaxed(&stats.switches),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_spun),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted),
+          (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder),
           (unsigned long long)look_ns, (unsigned long long)clock_ns);
   /* This thread's loops (the report runs at exit, on the thread that ends
    * the process: usually the one that launched). */

@@ -1,0 +1,112 @@
+/* The idle rule's placement clause (launcher/idle.c, "Yielding"): a worker
+ * does not spin on the CPU its holder forked the running region from.
+ *
+ * The caller and its worker are put on one CPU, as the scheduler put them
+ * when the worker was woken next to another process's busy thread on the
+ * 2-core guests: the worker's spin after its chunk kept the holder, which
+ * still had to close the region, off that CPU until the next time slice
+ * (4 ms a region for the first 100 ms of a loop).  With a spin time of
+ * 100 ms, a worker that spins would never sleep during these regions; the
+ * rule has it sleep instead, every chunk still runs once, and a worker on
+ * another CPU keeps spinning.  Nothing here is timed against a limit. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "team-state.h"
+#include "team-util.h"
+
+/* The kernel's id of the thread called name in this process, or -1. */
+static pid_t thread_tid(const char *name) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  pid_t tid = -1;
+  struct dirent *e;
+  while (tid < 0 && (e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    if (fgets(comm, sizeof comm, f))
+      comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    if (!strcmp(comm, name))
+      tid = (pid_t)atoi(e->d_name);
+  }
+  closedir(d);
+  return tid;
+}
+
+/* The k-th CPU (from 0) of this process's mask, or -1. */
+static int cpu_of_mask(int k) {
+  cpu_set_t m;
+  if (sched_getaffinity(0, sizeof m, &m) != 0)
+    return -1;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &m) && k-- == 0)
+      return c;
+  return -1;
+}
+
+static void pin(pid_t tid, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  cr_assert_eq(sched_setaffinity(tid, sizeof one, &one), 0, "cannot pin %d to CPU %d",
+               (int)tid, cpu);
+}
+
+/* A team of 2 whose worker spins 100 ms after a chunk; its worker pinned to
+ * CPU worker_cpu and the caller to CPU caller_cpu.  Runs 2000 regions of 2
+ * chunks, each chunk once; returns how many times the worker slept beside
+ * the holder meanwhile. */
+static uint64_t regions_with(int caller_cpu, int worker_cpu) {
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  setenv("TEAMS_SPIN_US", "100000", 1);
+  setenv("TEAMS_RUN", "team", 1);
+  setenv("TEAMS_IDLE", "sleep", 1);
+  cr_assert_eq(tt_team_start(), 0);
+  pid_t w = thread_tid("teams-w1"); /* named once it runs */
+  for (int i = 0; w < 0 && i < 2000; i++) {
+    sleep_ms(1);
+    w = thread_tid("teams-w1");
+  }
+  cr_assert_geq(w, 0, "no worker thread");
+  pin(w, worker_cpu);
+  pin(0, caller_cpu);
+  count_ctx *x = new_ctx();
+  uint64_t before = tt_atomic_load_relaxed(&tt__sleeps_beside_holder);
+  for (int i = 0; i < 2000; i++) {
+    reset(x, 2);
+    cr_assert_eq(tt_foreach_chunk(count_chunk, x, 2, 2), 0);
+    expect_once(x, 2, 2);
+  }
+  free(x);
+  return tt_atomic_load_relaxed(&tt__sleeps_beside_holder) - before;
+}
+
+Test(idle, a_worker_on_its_holders_cpu_sleeps_instead_of_spinning) {
+  int c = cpu_of_mask(0);
+  cr_assert_geq(c, 0);
+  uint64_t slept = regions_with(c, c);
+  cr_assert_gt(slept, 0, "the worker spun beside its holder in 2000 regions");
+}
+
+Test(idle, a_worker_on_another_cpu_spins) {
+  int a = cpu_of_mask(0), b = cpu_of_mask(1);
+  if (b < 0)
+    cr_skip_test("one CPU: no other CPU to put the worker on");
+  uint64_t slept = regions_with(a, b);
+  cr_assert_eq(slept, 0, "the worker slept beside its holder %llu times on another CPU",
+               (unsigned long long)slept);
+}
