@@ -40,14 +40,17 @@
  *     regions of a loop on the caller alone): the trials of the two other
  *     ways cost at most 1/TT__SHARE of the time they serve, whatever the
  *     machine;
- *   - a way other than cur is believed only fresh from its trial: cur
- *     becomes the way whose trial just ended when that one cost less, and
- *     a way whose older estimate is below cur's waits for its trial like
- *     any other.  Switching on old estimates, a loop whose ways each cost
- *     more while they ran than the other's last estimate said (the team
- *     next to OpenMP's spinning threads, lent regions next to the team's)
- *     went back and forth between them at every drift of cur's mean: 287
- *     to 692 switches in 0.2 s of libgomp's batches of ten, 5 us chunks;
+ *   - cur becomes the way whose trial just ended when that one cost
+ *     less, and a way whose older estimate is below cur's only when it is
+ *     below by more than the SPREAD of these costs between rounds (an
+ *     eighth); otherwise it waits for its trial like any other.  Switching
+ *     on every old estimate below cur's, a loop whose ways each cost more
+ *     while they ran than the other's last estimate said (the team next to
+ *     OpenMP's spinning threads, lent regions next to the team's) went
+ *     back and forth between them at every drift of cur's mean: 287 to 692
+ *     switches in 0.2 s of libgomp's batches of ten, 5 us chunks, 1.29x
+ *     lending; believing no old estimate, a lent trial's 8 us waited out
+ *     its budget (OpenMP's blocktime) while the caller alone ran at 17;
  *   - a new level: SETTLED timed regions of cur in a row beyond twice its
  *     estimate (or below half) set the estimate to their mean, and a way
  *     found at less than half of cur's cost becomes cur; either way the
@@ -122,6 +125,9 @@
 #define NONE TT__WAYS
 #define HORIZON_NS 100000000.0
 #define SETTLED 4    /* a trial's regions after its transient */
+/* The spread of a way's cost between rounds on the 2-core guests, 5-15%:
+ * differences within it are noise. */
+#define SPREAD 1.125f
 #define TRIAL_MAX 32 /* a trial's regions at most, but for a cool-down */
 /* Each of the two other ways' trials spends at most 1/TRIAL_SHARE of the
  * time: together 1/TT__SHARE. */
@@ -205,9 +211,9 @@ static bool lend_worth(const tt__way_table *t, const site *s, size_t p) {
   if (s->work <= 0)
     return false;
   float hope = s->work / (float)p + t->lend_overhead;
-  if (hope * 1.125f >= s->est[s->cur])
+  if (hope * SPREAD >= s->est[s->cur])
     return false;
-  return s->cur != TT__WAY_TEAM || s->est[TT__WAY_TEAM] > s->team_best * 1.125f;
+  return s->cur != TT__WAY_TEAM || s->est[TT__WAY_TEAM] > s->team_best * SPREAD;
 }
 
 /* Whether the caller alone could pay, first tried or again: its known
@@ -264,10 +270,14 @@ static void charge_cool_down(site *s) {
   }
 }
 
-/* x, whose estimate is fresh from its trial, becomes cur if it is cheaper
- * (a lent cur that cannot lend now runs on the team: tt__way_choose). */
-static void pick(site *s, int x) {
-  if (x != s->cur && s->est[x] > 0 && s->est[x] < s->est[s->cur]) {
+/* x becomes cur if it is cheaper: its estimate fresh from its trial, at
+ * all; an older one, by more than the spread, and not stale (see the
+ * rule).  A lent cur that cannot lend now runs on the team
+ * (tt__way_choose). */
+static void pick(site *s, int x, bool fresh) {
+  if (x != s->cur && s->est[x] > 0 &&
+      (fresh ? s->est[x] < s->est[s->cur]
+             : !(s->stale >> x & 1) && s->est[x] * SPREAD < s->est[s->cur])) {
     /* The way left behind waits for its trial like any other; but a way
      * that costs less than half of cur is a new level for the loop, and
      * the estimates from before it are stale (see the rule). */
@@ -356,7 +366,7 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
       int r = s->rival;
       s->rival = NONE;
       if (r != NONE)
-        pick(s, r);
+        pick(s, r, true);
       return;
     }
     if (was_stale && s->est[ran] < s->est[s->cur]) {
@@ -367,7 +377,7 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
       start_trial(s, (tt__way)s->cur);
       return;
     }
-    pick(s, ran);
+    pick(s, ran, true);
     return;
   }
   if (s->trial != NONE)
@@ -403,7 +413,8 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
     *est = *est > 0 ? *est + (cost - *est) * weight(*est, s->every) : cost;
   }
   if (ran == s->cur)
-    charge_cool_down(s);
+    for (int x = 0; x < TT__WAYS; x++)
+      pick(s, x, false); /* charges the cool-down, as every pick */
 }
 
 /* The next region of a site whose last one was timed starts now: that
