@@ -6,10 +6,14 @@
 #define TT_TESTS_TEAM_UTIL_H
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "teams/team.h"
@@ -72,6 +76,33 @@ static inline void hold_team_chunk(void *ctx, size_t c) {
 static inline void *hold_team_main(void *arg) {
   tt_foreach_chunk(hold_team_chunk, arg, 2, 2);
   return NULL;
+}
+
+
+/* The kernel's id of the thread called name in this process (a team's
+ * workers are teams-wN), or -1. */
+static inline pid_t thread_tid(const char *name) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  pid_t tid = -1;
+  struct dirent *e;
+  while (tid < 0 && (e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    if (fgets(comm, sizeof comm, f))
+      comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    if (!strcmp(comm, name))
+      tid = (pid_t)atoi(e->d_name);
+  }
+  closedir(d);
+  return tid;
 }
 
 #endif

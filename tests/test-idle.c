@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #endif
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,31 +20,6 @@
 
 #include "team-state.h"
 #include "team-util.h"
-
-/* The kernel's id of the thread called name in this process, or -1. */
-static pid_t thread_tid(const char *name) {
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return -1;
-  pid_t tid = -1;
-  struct dirent *e;
-  while (tid < 0 && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char path[300], comm[64] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
-    if (fgets(comm, sizeof comm, f))
-      comm[strcspn(comm, "\n")] = 0;
-    fclose(f);
-    if (!strcmp(comm, name))
-      tid = (pid_t)atoi(e->d_name);
-  }
-  closedir(d);
-  return tid;
-}
 
 /* The k-th CPU (from 0) of this process's mask, or -1. */
 static int cpu_of_mask(int k) {

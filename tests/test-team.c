@@ -307,30 +307,6 @@ Test(team, fork_child_starts_fresh) {
 
 /* ---- the idle rule (ThreadTeams.jl PR #68) ----------------------------------- */
 
-/* The kernel's id of the thread called name in this process, or -1. */
-static pid_t thread_tid(const char *name) {
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return -1;
-  pid_t tid = -1;
-  struct dirent *e;
-  while (tid < 0 && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char path[300], comm[64] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
-    if (fgets(comm, sizeof comm, f))
-      comm[strcspn(comm, "\n")] = 0;
-    fclose(f);
-    if (!strcmp(comm, name))
-      tid = (pid_t)atoi(e->d_name);
-  }
-  closedir(d);
-  return tid;
-}
 
 /* Sum of utime+stime (clock ticks) and the state letter of the thread named
  * name in this process; 0, or -1 when there is none. */
