@@ -405,7 +405,7 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
     *est = (s->level_sum - s->level_max) / (float)(s->level_n - 1);
     s->level_dir = 0;
     /* What changed cur's cost may have changed every way's: the others'
-     * estimates are from before, and are tried before they are believed
+     * estimates are from before, and are not believed until their trials
      * (a stall of the whole process is no way's fault) */
     if (ran == s->cur)
       mark_stale(s, ran);

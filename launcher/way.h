@@ -31,7 +31,8 @@ typedef struct tt__way_site {
   uint8_t m_class;     /* ... and its chunks' classes (tt__way_class) */
   uint32_t shape;      /* p << 2 | mode */
   uint8_t cur;         /* the way regions run now */
-  uint8_t stale;       /* ways (bits) whose est predates cur's last new level */
+  uint8_t stale;       /* ways (bits) whose est predates the loop's last new
+                          level (way.c): not believed until tried */
   uint8_t rival;       /* a way whose trial beat cur, while cur is measured again */
   uint8_t trial;       /* the way a trial runs now, TT__WAYS: none */
   uint16_t trial_n;    /* regions of that trial so far */
