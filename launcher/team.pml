@@ -4,42 +4,29 @@
  * launcher/fork.c (publishing and joining), idle.c (the idle loop and the
  * sentinel), lifecycle.c (take, release, shutdown) and team.c (the busy
  * rule).  tests/model-check.sh checks this model in the test suite, with
- * mutants that must fail; tests/protocol-names.sh fails when a name cited
+ * mutants that must fail; tests/protocol-names.py fails when a name cited
  * here or in docs/protocol.md is gone from the code.  Change them together.
  *
- * Modelled, with the code's names:
- *   - Holder: host threads that take team.owner (tt__try_take; with
- *     -DBUSY_WAIT tt__take_waiting), re-check team.running once held
- *     (protocol 15), run tt__run_parallel and release; when the take fails
- *     the region runs serially (14).  With -DWAYS a host may also choose,
- *     as way.c does, to run the region on the caller alone without taking
- *     the team, or to lend it to OpenMP: take, publish nothing, release
- *     (42: a lent region writes no protocol word);
- *   - tt__next_go and its resync before the generation wraps (16-18);
- *     run_region: the static target of the free-running `left` with its
- *     sync_reset(false), the greedy/each reset that keeps `active` (10-12),
- *     hand_on (the descriptor, the exchange of the go word, the futex wake
- *     or, -DSENTINEL_MODE, the delegation to the sentinel: 6, 9, 21), the
- *     holder's share, the waits and the close;
- *   - tt__run_greedy's guided claims (13);
- *   - Worker (tt__worker_main and tt__worker_region): the go-word check,
- *     the stopping check, run_static and its report, join / run_joined and
- *     the leave, a stale join undone (7, 8, 10, 11); the idle rule, whose
- *     deadline is a nondeterministic choice, the CAS to SLEEP and the
- *     futex_wait loop (9, 19); be_sentinel (20, 21);
- *   - the futex: futex_wait queues the worker only while the word still has
- *     the value, futex_wake dequeues it, and up to SPURIOUS returns without
- *     a wake (a signal's EINTR) per run;
- *   - Shutdown (shutdown_locked), concurrent with the hosts (23);
- *   - the tree (36-41), for regions of TREE_MIN participants or more,
- *     branching TREE_K: hand_on by every leader, a static leader's reset of
- *     its `done`, its hand-on, chunk, wait for its children and report; a
- *     greedy/each leader's hand-on after its join.
- * Abstracted: the clock and everything that only decides when a worker
- * tries to sleep (spin_ns, team.running_gen, `awake` and
- * tt__overcommitted, team.holder_cpu, sched_yield): here a worker may try
- * at any time; which
- * way the holder picks (way.c's measurements): a nondeterministic choice;
+ * Modelled, with the code's names (the items of docs/protocol.md in
+ * brackets): holders that take team.owner (tt__try_take; -DBUSY_WAIT
+ * tt__take_waiting), re-check team.running (15), run tt__run_parallel and
+ * release, or run serially when the take fails (14); with -DWAYS, way.c's
+ * choice of the caller alone (no take) or of lending (take, publish
+ * nothing, release: 42); tt__next_go and its resync (16-18); run_region
+ * with the static `left` target, the greedy/each reset (10-12), hand_on
+ * (descriptor, exchange of the go word, futex wake or -DSENTINEL_MODE's
+ * delegation: 6, 9, 21), the holder's share, the waits and the close;
+ * tt__run_greedy's claims (13); workers (tt__worker_main,
+ * tt__worker_region): the go-word and stopping checks, run_static and its
+ * report, join / run_joined / leave, a stale join undone (7, 8, 10, 11),
+ * the CAS to SLEEP and the futex_wait loop (9, 19), be_sentinel (20, 21);
+ * the futex, with up to SPURIOUS returns without a wake per run; shutdown
+ * (shutdown_locked) beside the hosts (23); the tree (36-41) for regions of
+ * TREE_MIN participants or more, branching TREE_K.
+ * Abstracted: the clock and all that only decides when a worker tries to
+ * sleep (spin_ns, the hints team.running_gen and team.holder_cpu,
+ * `awake` and tt__overcommitted, sched_yield): a worker
+ * may try at any time; way.c's measurements: a nondeterministic choice;
  * the chunk function: one step that counts the chunk.  Memory orders: spin
  * explores interleavings of sequentially consistent steps, each atomic
  * instruction of the code one step, a descriptor's plain stores one step
