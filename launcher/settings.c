@@ -1,6 +1,8 @@
 /* teams: the TEAMS_* settings table (settings.h). */
 #include "settings.h"
 
+#include "atomic.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -49,6 +51,18 @@ static long choice_index(const char *choices, const char *text) {
   return -1;
 }
 
+/* The refused value each setting was last reported for (a hash of its
+ * text, 0: none): a value is read at every start of the team and by
+ * teams-info, and says it is refused once, and again only when it changes. */
+static _Atomic unsigned long refused[TT__NSETTINGS];
+
+static unsigned long text_hash(const char *s) {
+  unsigned long h = 14695981039346656037ul; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ul;
+  return h ? h : 1;
+}
+
 /* Reads one setting; false (and the default) when the value is refused. */
 static bool read_one(int i, long *value, bool *set, const char **text) {
   const def *d = &defs[i];
@@ -72,6 +86,9 @@ static bool read_one(int i, long *value, bool *set, const char **text) {
     break;
   }
   if (!ok) {
+    unsigned long h = text_hash(s);
+    if (tt_atomic_exchange_relaxed(&refused[i], h) == h)
+      return false;
     if (d->kind == KIND_INT)
       fprintf(stderr, "teams: ignoring %s=%s (expected an integer %ld..%ld)\n",
               d->name, s, d->lo, d->hi);

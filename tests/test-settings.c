@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #endif
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "settings.h"
 #include "teams/team.h"
@@ -48,6 +51,42 @@ Test(settings, a_refused_value_reads_as_the_default) {
   cr_expect_str_eq(tt__setting_text(TT__SET_POCL_TOPOLOGY), "pack:2 pu:2");
   setenv("TEAMS_POCL_TOPOLOGY", "", 1);
   cr_expect_null(tt__setting_text(TT__SET_POCL_TOPOLOGY));
+}
+
+static size_t count(const char *hay, const char *needle) {
+  size_t n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* Read at every team start and by teams-info, a refused value says so
+ * once; a different refused value says so again. */
+Test(settings, a_refused_value_is_reported_once) {
+  FILE *tmp = tmpfile();
+  cr_assert_not_null(tmp);
+  fflush(stderr);
+  int saved = dup(2);
+  cr_assert(saved >= 0 && dup2(fileno(tmp), 2) == 2);
+  tt__settings s;
+  setenv("TEAMS_SPIN_US", "fast", 1);
+  tt__settings_read(&s);
+  tt__settings_read(&s);
+  cr_expect_eq(tt__setting(TT__SET_SPIN_US), s.value[TT__SET_SPIN_US]);
+  setenv("TEAMS_SPIN_US", "faster", 1);
+  tt__settings_read(&s);
+  tt__settings_read(&s);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  char buf[4096];
+  rewind(tmp);
+  size_t len = fread(buf, 1, sizeof buf - 1, tmp);
+  buf[len] = 0;
+  fclose(tmp);
+  cr_expect_eq(count(buf, "ignoring TEAMS_SPIN_US=fast ("), 1, "stderr: %s", buf);
+  cr_expect_eq(count(buf, "ignoring TEAMS_SPIN_US=faster ("), 1, "stderr: %s", buf);
+  cr_expect(!s.set[TT__SET_SPIN_US]);
 }
 
 /* The team uses what the table read: TEAMS_NUM_THREADS=2.5 is refused and
