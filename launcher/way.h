@@ -40,6 +40,8 @@ typedef struct tt__way_site {
   uint32_t every;      /* regions the last timed one stands for */
   uint32_t untimed;    /* untimed regions since the last look */
   float est[TT__WAYS]; /* ns per region; 0: unknown */
+  float base;          /* cur's regions without their long gaps (way.c,
+                          "The gap share"); 0: unknown */
   float since[TT__WAYS];  /* ns spent on the site since the way last ran */
   float charge[TT__WAYS]; /* what its last trial cost beyond cur */
   float work;          /* serial estimate from the team's own share; 0 */

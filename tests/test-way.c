@@ -47,6 +47,10 @@ struct world {
   /* the region's cost on the team, for this world's state */
   double (*team_cost)(const world *w);
   double lend_cost;   /* 0: no OpenMP in the process */
+  /* batches: after every batch-th region, the program's batch_gap more (its
+   * own batch of OpenMP regions); 0: none */
+  unsigned batch;
+  double batch_gap;
   unsigned ran[TT__WAYS];
   double spent;       /* ns over all regions */
 };
@@ -97,6 +101,9 @@ static tt__way run(world *w, unsigned n) {
     double between = way == TT__WAY_TEAM && w->between_after_team > 0
                          ? w->between_after_team
                          : w->between;
+    unsigned done = w->ran[0] + w->ran[1] + w->ran[2];
+    if (w->batch && done % w->batch == 0)
+      between += w->batch_gap;
     w->now += (uint64_t)between;
     w->spent += between;
   }
@@ -201,6 +208,11 @@ static double team_contended(const world *w) {
   return 6 * US;
 }
 
+static double team_contended_costly(const world *w) {
+  (void)w;
+  return 14 * US;
+}
+
 Test(way, lends_when_openmp_holds_the_cpus) {
   fresh(0);
   world w = {.work = 4 * US, .p = 2, .team_cost = team_contended,
@@ -263,6 +275,44 @@ Test(way, counts_what_a_region_does_to_the_work_after_it) {
   cr_assert_eq(peek(&w).cur, TT__WAY_LEND);
   double best = 20000 * (3 + 4) * US;
   cr_assert(w.spent < best * 1.06, "spent %.3g ns, lending alone %.3g", w.spent, best);
+}
+
+/* Batches of ten team regions between batches of the program's OpenMP
+ * regions (45 us): one region in ten carries that gap, and every way pays
+ * it, 4.5 us a region.  Lent regions cost 6 us (10.5 with the gap), the
+ * caller alone 10 (14.5), the team 14.  A trial's SETTLED regions in a row
+ * seldom hold the gap and never keep it (steady within twice the cheapest,
+ * less the costliest): a trial of the caller alone read 10 against
+ * lending's 10.5, won, and the loop went to the caller until a trial of
+ * lending took it back, again and again (libgomp's batches of ten, 2-core
+ * guest: 6 switches in a bench sample, 1.11-1.19x lending).  A trial's
+ * result carries the gap share cur's regions show, so the caller alone is
+ * tried but never becomes cur. */
+Test(way, a_batch_gap_counts_for_every_way) {
+  fresh(0);
+  world w = {.work = 10 * US, .p = 2, .team_cost = team_contended_costly,
+             .lend_cost = 6 * US, .batch = 10, .batch_gap = 45 * US};
+  run(&w, 200000); /* lending's mean has taken the gap in (HORIZON_NS) */
+  cr_assert_eq(peek(&w).cur, TT__WAY_LEND);
+  unsigned trials = 0, on_caller = 0;
+  double spent = w.spent;
+  for (unsigned i = 0; i < 200000; i++) {
+    tt__way_view before = peek(&w);
+    run(&w, 1);
+    tt__way_view v = peek(&w);
+    if (before.trial == TT__WAY_SERIAL && v.trial == TT__WAYS) {
+      trials++;
+      cr_assert_gt(v.est[TT__WAY_SERIAL], 13 * US,
+                   "the caller alone's trial read %.0f ns without the gap",
+                   v.est[TT__WAY_SERIAL]);
+    }
+    on_caller += v.cur == TT__WAY_SERIAL;
+  }
+  cr_assert_gt(trials, 0, "the caller alone was never tried");
+  cr_assert_eq(on_caller, 0, "on the caller alone for %u regions", on_caller);
+  double best = 200000 * (6 + 4.5) * US;
+  cr_assert_lt(w.spent - spent, best * 1.05, "spent %.3g ms, lending alone %.3g",
+               (w.spent - spent) / 1e6, best / 1e6);
 }
 
 /* Regions run until the loop is on the caller alone, no trial under way
