@@ -438,15 +438,14 @@ static void learn(tt__way_table *t, site *s, tt__way ran, float cost,
   } else {
     *est = *est > 0 ? *est + (cost - *est) * weight(*est, s->every) : cost;
   }
-  if (ran == s->cur && dir == 0) {
-    if (s->base <= 0 || s->base > *est)
+  if (ran == s->cur) {
+    if (dir == 0 && (s->base <= 0 || s->base > *est))
       s->base = *est;
-    else if (cost <= 2 * s->base)
+    else if (dir == 0 && cost <= 2 * s->base)
       s->base += (cost - s->base) * weight(s->base, s->every);
-  }
-  if (ran == s->cur)
     for (int x = 0; x < TT__WAYS; x++)
       pick(s, x, false); /* charges the cool-down, as every pick */
+  }
 }
 
 /* The next region of a site whose last one was timed starts now: that

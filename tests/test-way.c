@@ -101,7 +101,9 @@ static tt__way run(world *w, unsigned n) {
     double between = way == TT__WAY_TEAM && w->between_after_team > 0
                          ? w->between_after_team
                          : w->between;
-    unsigned done = w->ran[0] + w->ran[1] + w->ran[2];
+    unsigned done = 0;
+    for (int x = 0; x < TT__WAYS; x++)
+      done += w->ran[x];
     if (w->batch && done % w->batch == 0)
       between += w->batch_gap;
     w->now += (uint64_t)between;
