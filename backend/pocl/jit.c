@@ -102,10 +102,9 @@
  * destructors need). */
 #include "teams-pocl.h"
 
-#include "builtin_kernels.hh"
-#include "pocl_cache.h"
 #include "teams-pocl-icd.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,7 +227,7 @@ open_wg (const char *path, const char *name, void **dl)
 static void *
 load_wg (_cl_command_node *cmd, int specialised, void **dl)
 {
-  char *path = pocl_check_kernel_disk_cache (cmd, specialised);
+  char *path = tp_disk_cache_path (cmd, specialised);
   if (path == NULL)
     return NULL;
   void *wg = open_wg (path, cmd->command.run.kernel->name, dl);
@@ -236,20 +235,50 @@ load_wg (_cl_command_node *cmd, int specialised, void **dl)
   return wg;
 }
 
+/* The shared object in the cache directory dir (of a kernel and a
+ * specialisation) that holds the work-group function of the kernel `name`,
+ * into path[TP_PATH_MAX]: <dir>/<name>.so, or where PoCL clipped a long
+ * name (pocl-compat.h, TP_CACHE_NAME_MAX), the one .so file the directory
+ * holds.  Returns 0, or -1 when there is none. */
+static int
+cached_object (const char *dir, const char *name, char *path)
+{
+  if (strlen (name) <= TP_CACHE_NAME_MAX)
+    return snprintf (path, TP_PATH_MAX, "%s/%s.so", dir, name) < TP_PATH_MAX
+                   && access (path, R_OK) == 0
+               ? 0
+               : -1;
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return -1;
+  int rc = -1;
+  struct dirent *e;
+  while (rc != 0 && (e = readdir (d)) != NULL)
+    {
+      size_t n = strlen (e->d_name);
+      if (n > 3 && strcmp (e->d_name + n - 3, ".so") == 0
+          && snprintf (path, TP_PATH_MAX, "%s/%s", dir, e->d_name)
+                 < TP_PATH_MAX)
+        rc = access (path, R_OK);
+    }
+  closedir (d);
+  return rc;
+}
+
 /* The function specialised for the launch `node` when the disk cache
- * already holds it (the file pocl_check_kernel_disk_cache would find), as
+ * already holds it (the file PoCL's disk cache lookup would find), as
  * load_wg; NULL when it does not: nothing is built. */
 static void *
 load_cached_wg (_cl_command_node *node, void **dl)
 {
   cl_kernel k = node->command.run.kernel;
-  char path[POCL_FILENAME_LENGTH], file[POCL_FILENAME_LENGTH];
-  if (k->program->devices[node->program_device_i]->spmd
-      || snprintf (file, sizeof file, "/%s.so", k->name) >= (int)sizeof file)
+  char dir[TP_PATH_MAX], path[TP_PATH_MAX];
+  if (k->program->devices[node->program_device_i]->spmd)
     return NULL;
-  pocl_cache_kernel_cachedir_path (path, k->program, node->program_device_i,
-                                   k, file, node, 1);
-  return access (path, R_OK) == 0 ? open_wg (path, k->name, dl) : NULL;
+  pocl_cache_kernel_cachedir_path (dir, k->program, node->program_device_i,
+                                   k, "", node, 1);
+  return cached_object (dir, k->name, path) == 0 ? open_wg (path, k->name, dl)
+                                                 : NULL;
 }
 
 /* ---- the table ---------------------------------------------------------------- */
@@ -422,10 +451,9 @@ int
 tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                   unsigned program_device_i)
 {
-  /* Built-in kernels and programs that are not executables keep PoCL's
-   * path. */
-  if (program->num_builtin_kernels > 0
-      || program->binary_type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+  /* Programs that are not executables keep PoCL's path (built-in kernels
+   * never come here: driver.c gives them basic's). */
+  if (program->binary_type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE
       || kernel->data == NULL)
     return CL_SUCCESS;
   tp_kernel *tk = calloc (1, sizeof *tk);
@@ -719,14 +747,20 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
 {
   _cl_command_run *run = &node->command.run;
   cl_kernel k = run->kernel;
-  tp_kernel *tk = k->data != NULL ? k->data[node->program_device_i] : NULL;
+  /* A built-in kernel's data is basic's (driver.c): never a tp_kernel. */
+  tp_kernel *tk = k->data != NULL && k->program->num_builtin_kernels == 0
+                      ? k->data[node->program_device_i]
+                      : NULL;
   if (tk == NULL)
     {
+      /* Defined built-in kernels (PoCL 7) are PoCL's host code (run.c). */
+      if (TP_IS_DEFINED_BUILTIN (k->program))
+        return 0;
       char *saved = NULL;
       pocl_sanitize_builtin_kernel_name (k, &saved);
-      pocl_check_kernel_dlhandle_cache (node, 1, 1);
+      int rc = tp_dlhandle_get (node);
       pocl_restore_builtin_kernel_name (k, saved);
-      return 1;
+      return rc == 0 ? 1 : -1;
     }
   if (run->force_generic_wg_func || !specialisation_on ())
     {

@@ -45,8 +45,8 @@
  * queue lock then the event lock and calls notify (us) for dependents with
  * two event locks held.
  *
- * node->ready (the field is the driver's; libpocl never reads it), written
- * only with the node's event locked:
+ * The node's flags (TP_NODE_FLAGS: a field of the node that only drivers
+ * read, pocl-compat.h), written only with the node's event locked:
  *   TP_SUBMITTED  submit has run for the node;
  *   TP_FAILED     a dependency failed: the node is failed instead of run;
  *   TP_LISTED     the node went on the ready list (at most once);
@@ -134,8 +134,6 @@
  * 2-core machine); eager submit as the default (an enqueue that blocks until
  * its kernel ends hangs programs whose kernels wait for the host). */
 #include "teams-pocl.h"
-
-#include "builtin_kernels.hh"
 
 #include <errno.h>
 #include <stdio.h>
@@ -393,7 +391,7 @@ list_locked (_cl_command_node *node, push_how how)
 static void
 push (_cl_command_node *node, push_how how)
 {
-  node->ready |= TP_LISTED;
+  TP_NODE_FLAGS (node) |= TP_LISTED;
   drain_frame *f = own_frame ();
   if (how == PUSH_OTHER && f != NULL && f->next == NULL)
     {
@@ -441,20 +439,21 @@ run_node (_cl_command_node *node, run_by by)
 {
   tp_device *d = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
-  if (node->ready & TP_FAILED)
+  if (TP_NODE_FLAGS (node) & TP_FAILED)
     {
       POCL_LOCK_OBJ (ev);
-      if (node->ready & TP_JIT)
+      if (TP_NODE_FLAGS (node) & TP_JIT)
         {
-          pocl_release_dlhandle_cache (node);
-          node->ready &= ~TP_JIT;
+          tp_dlhandle_release (node);
+          TP_NODE_FLAGS (node) &= ~TP_JIT;
         }
-      /* pocl_update_event_failed drops libpocl's reference, which may be the
-       * last: hold one of ours across it. */
+      /* Failing drops libpocl's reference, which may be the last: hold one
+       * of ours across it. */
       POCL_RETAIN_OBJECT_UNLOCKED (ev);
-      if (ev->status > CL_COMPLETE)
-        pocl_update_event_failed (ev);
+      int pending = ev->status > CL_COMPLETE;
       POCL_UNLOCK_OBJ (ev);
+      if (pending)
+        tp_event_fail (ev);
       POclReleaseEvent (ev);
       tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
       return;
@@ -478,8 +477,8 @@ run_node (_cl_command_node *node, run_by by)
     }
   POCL_LOCK_OBJ (ev);
   POCL_RETAIN_OBJECT_UNLOCKED (ev); /* as above */
-  pocl_update_event_failed (ev);
   POCL_UNLOCK_OBJ (ev);
+  tp_event_fail (ev);
   POclReleaseEvent (ev);
 }
 
@@ -571,8 +570,8 @@ check_command_abi (_cl_command_node *node, cl_command_queue cq)
                "teams: PoCL ABI self-check failed on the first command "
                "(command/event/queue layout): rebuild the teams driver "
                "(backend/pocl) against the pocl-source package of the "
-               "installed libpocl2 version (built against %s)\n",
-               TEAMS_POCL_PACKAGE_VERSION);
+               "installed %s version (built against %s)\n",
+               TEAMS_POCL_PACKAGE, TEAMS_POCL_PACKAGE_VERSION);
       abort ();
     }
   /* Relaxed: a flag that only saves repeating an idempotent check. */
@@ -591,14 +590,20 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 
   /* Resolve the work-group function here, before the event can go
    * RUNNING, as basic does; no compile but for built-in kernels (jit.c). */
-  if (node->type == CL_COMMAND_NDRANGE_KERNEL && tp_jit_resolve (d, node))
-    node->ready |= TP_JIT;
-
-  node->ready |= TP_SUBMITTED;
-  int listed = 0;
-  if (!(node->ready & TP_LISTED))
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
     {
-      if (node->ready & TP_FAILED)
+      int r = tp_jit_resolve (d, node);
+      if (r > 0)
+        TP_NODE_FLAGS (node) |= TP_JIT;
+      else if (r < 0)
+        TP_NODE_FLAGS (node) |= TP_FAILED; /* no work-group function */
+    }
+
+  TP_NODE_FLAGS (node) |= TP_SUBMITTED;
+  int listed = 0;
+  if (!(TP_NODE_FLAGS (node) & TP_LISTED))
+    {
+      if (TP_NODE_FLAGS (node) & TP_FAILED)
         listed = 1;
       else if (pocl_command_is_ready (ev))
         {
@@ -621,13 +626,13 @@ tp_notify (cl_device_id device, cl_event event, cl_event finished)
 {
   _cl_command_node *node = event->command;
 
-  if (node->ready & TP_LISTED)
+  if (TP_NODE_FLAGS (node) & TP_LISTED)
     return;
   if (finished->status < CL_COMPLETE)
-    node->ready |= TP_FAILED;
-  if (!(node->ready & TP_SUBMITTED))
+    TP_NODE_FLAGS (node) |= TP_FAILED;
+  if (!(TP_NODE_FLAGS (node) & TP_SUBMITTED))
     return; /* notify before submit: submit lists it */
-  if (!(node->ready & TP_FAILED))
+  if (!(TP_NODE_FLAGS (node) & TP_FAILED))
     {
       if (!pocl_command_is_ready (event) || event->status != CL_QUEUED)
         return;

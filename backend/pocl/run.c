@@ -43,7 +43,14 @@
  *
  * printf: each participant's buffer is written to stdout at the end of each
  * of its chunks (when non-empty), by that participant; pthread writes once
- * per thread and command, basic once per command.
+ * per thread and command, basic once per command.  Where PoCL's kernel
+ * library prints at each printf itself (Debian's PoCL 7.1), the buffer is
+ * only reset (pocl-compat.h, tp_printf_flush).
+ *
+ * Failures: a kernel that flags its work-group failed (PoCL 7's
+ * execution_failed), a program whose program-scope variables could not be
+ * set up, or a launch short of memory (below) makes tp_run_ndrange return
+ * -1, and queue.c fails the event (CL_FAILED) instead of completing it.
  *
  * Out of memory: nothing on this path may stop the process.  The argument
  * arrays of a kernel with more than TP_MAX_INLINE_ARGS arguments and the
@@ -306,6 +313,13 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
     {
       fp_reset (want);
       L->wg ((uchar *)pt->args, (uchar *)pt->pc, gx, gy, gz);
+      if (TP_WG_FAILED (pt->pc))
+        {
+          /* The kernel reported a failure (PoCL 7): the command fails,
+           * its other groups still run, as on PoCL's own drivers. */
+          TP_WG_FAILED_CLEAR (pt->pc);
+          tt_atomic_store_relaxed (L->failed, 1);
+        }
       if (++gx == L->ng0)
         {
           gx = 0;
@@ -321,19 +335,25 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
 
   if (pt->printf_pos > 0)
     {
-      size_t n = pt->printf_pos;
+      uint32_t n = pt->printf_pos;
       if (n > L->printf_cap)
-        n = L->printf_cap;
-      const char *b = (const char *)pt->pc->printf_buffer;
-      while (n > 0)
-        {
-          ssize_t w = write (STDOUT_FILENO, b, n);
-          if (w <= 0)
-            break;
-          b += w;
-          n -= (size_t)w;
-        }
+        n = (uint32_t)L->printf_cap;
+      tp_printf_flush ((char *)pt->pc->printf_buffer, n);
       pt->printf_pos = 0;
+    }
+}
+
+/* pocl-compat.h: a participant's printf output as text (PoCL 3.1, 6.0). */
+void
+tp_write_text (const char *b, size_t n)
+{
+  while (n > 0)
+    {
+      ssize_t w = write (STDOUT_FILENO, b, n);
+      if (w <= 0)
+        break;
+      b += w;
+      n -= (size_t)w;
     }
 }
 
@@ -380,9 +400,9 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
 
 /* An ND-range command, run between RUNNING and COMPLETE by queue.c's
  * run_node (in place of pocl_exec_command, so that it can fail the event;
- * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns 0, or -1 when memory
- * for the launch was missing: some work-groups did not run, and the event
- * must fail.  Releases the node's dlhandle reference (TP_JIT) either way. */
+ * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns
+ * 0, or -1 when the command must fail (Failures, at the top).  Releases
+ * the node's dlhandle reference (TP_JIT) either way. */
 int
 tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
 {
@@ -393,6 +413,20 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
   int rc = 0;
   if (m == 0)
     goto out;
+  /* A defined built-in kernel (PoCL 7) is PoCL's own host code, not
+   * work-groups: it runs here, whole. */
+  if (TP_IS_DEFINED_BUILTIN (kernel->program))
+    {
+      rc = tp_run_defined_builtin (cmd) == CL_SUCCESS ? 0 : -1;
+      goto out;
+    }
+  if (tp_program_globals (kernel->program, cmd->program_device_i, cmd->device,
+                          pc)
+      != 0)
+    {
+      rc = -1;
+      goto out;
+    }
 
   /* The argument arrays: on the stack up to TP_MAX_INLINE_ARGS, else one
    * allocation for the three; the images' descriptions in one more. */
@@ -454,14 +488,14 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
           void *ptr = NULL;
           if (al->value != NULL)
             {
-              if (al->is_svm)
+              if (TP_ARG_IS_RAW_PTR (al))
                 ptr = *(void **)al->value;
               else
                 {
                   cl_mem mem = *(cl_mem *)al->value;
                   ptr = (char *)mem->device_ptrs[cmd->device->global_mem_id]
                             .mem_ptr
-                        + al->offset;
+                        + TP_ARG_OFFSET (al);
                 }
             }
           args2[i] = ptr;
@@ -560,7 +594,7 @@ out_free:
   free (images);
   free (heap);
 out:
-  if (cmd->ready & TP_JIT)
-    pocl_release_dlhandle_cache (cmd);
+  if (TP_NODE_FLAGS (cmd) & TP_JIT)
+    tp_dlhandle_release (cmd);
   return rc;
 }

@@ -4,21 +4,19 @@
  * memory.c (buffer placement) and subdev.c (sub-devices).
  *
  * Includes PoCL's private headers (extracted from pocl-source at configure
- * time) through our own config.h; see backend/pocl/CMakeLists.txt. */
+ * time) through our own config.h and pocl-compat.h, which keeps what
+ * differs between the PoCL releases the driver supports; see
+ * backend/pocl/CMakeLists.txt. */
 #ifndef TEAMS_POCL_H
 #define TEAMS_POCL_H
-
-#include "config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pocl_cl.h"
-#include "common.h"
-#include "devices.h"
-#include "pocl_util.h"
+/* PoCL's private headers, and what differs between its releases. */
+#include "pocl-compat.h"
 #include "pocl_workgroup_func.h"
 /* The runtime's interface for the driver: the public API, the named
  * atomics (memory order in the name), per-thread scratch. */
@@ -114,7 +112,9 @@ typedef struct tp_device {
   _Atomic uint64_t n_run_submit;   /* commands run by the submitting thread */
   _Atomic uint64_t n_run_waiter;   /* ... by a thread waiting for them */
   _Atomic uint64_t n_run_progress; /* ... by the progress thread */
-  _Atomic uint64_t n_failed;       /* commands failed by a failed dependency */
+  _Atomic uint64_t n_failed;       /* commands failed before they ran: a
+                                      failed dependency, or no work-group
+                                      function could be had */
   _Atomic uint64_t n_ndrange;      /* ND-range commands run */
   _Atomic uint64_t n_groups;       /* work-groups run */
   _Atomic uint64_t n_generic;      /* ND-ranges given the generic work-group
@@ -136,8 +136,9 @@ typedef struct tp_device {
   int record;                      /* TEAMS_POCL_RECORD_PARTICIPANTS=1 */
 } tp_device;
 
-/* node->ready bit (queue.c lists the others): the node holds a reference on
- * PoCL's dlhandle cache entry, released after the run or the failure. */
+/* A bit of the driver's node flags (TP_NODE_FLAGS; queue.c lists the
+ * others): the node holds a reference on PoCL's dlhandle cache entry,
+ * released after the run or the failure. */
 #define TP_JIT 8
 
 /* ---- subdev.c: sub-devices ------------------------------------------------------ */
@@ -178,14 +179,16 @@ int tp_create_kernel (cl_device_id device, cl_program program,
 int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                     unsigned program_device_i);
 /* Sets the work-group function of an ND-range node at submit (its event
- * locked); returns 1 when the node holds a PoCL dlhandle reference (TP_JIT). */
+ * locked); returns 1 when the node holds a PoCL dlhandle reference (TP_JIT),
+ * 0 when it holds none, -1 when no function could be had (the command
+ * fails). */
 int tp_jit_resolve (tp_device *d, _cl_command_node *node);
 
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
 /* Runs an ND-range command of device d (queue.c's run_node, between
  * RUNNING and COMPLETE: the only way an ND-range runs); 0, or -1 when
- * memory was missing and the command must fail.  Releases the node's
- * dlhandle reference (TP_JIT). */
+ * the command must fail (run.c, Failures).  Releases the node's dlhandle
+ * reference (TP_JIT). */
 int tp_run_ndrange (tp_device *d, _cl_command_node *cmd);
 
 #endif
