@@ -114,8 +114,8 @@ static pid_t start_spinner(int cpu) {
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
     sched_setaffinity(0, sizeof one, &one);
-    for (volatile unsigned long x = 0;; x++)
-      ;
+    for (;;)
+      __asm__ volatile("" ::: "memory"); /* a loop the compiler keeps */
   }
   return pid;
 }
