@@ -68,8 +68,6 @@
  * work-group (pthread allocates once per thread; so do we, per thread). */
 #include "teams-pocl.h"
 
-#include "pocl_timing.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,9 +99,6 @@ struct tp_launch {
   size_t ng0, ng1, m;
   unsigned ftz;
   tp_device *d;
-  /* Profiling queues only (else NULL): the earliest time a participant
-   * began its first work-group, UINT64_MAX until one did (see Timing). */
-  _Atomic uint64_t *t_first;
   /* TEAMS_POCL_RECORD_PARTICIPANTS=1 only (else NULL): the participants
    * that ran work-groups, TP_RAN_WORDS words of bits (subdev.c). */
   _Atomic uint64_t *ran;
@@ -254,21 +249,6 @@ fp_leave (tp_fp saved)
 }
 #endif
 
-/* Timing: a participant's first chunk of a launch lowers L->t_first to
- * the time it begins, on PoCL's clock (pocl_gettimemono_ns, the clock of
- * every other timestamp of the event).  A minimum, not the first store: the
- * participant that read the clock first may store last. */
-static void
-note_first (const struct tp_launch *L)
-{
-  uint64_t t = pocl_gettimemono_ns ();
-  uint64_t cur = tt_atomic_load_relaxed (L->t_first);
-  /* acq_rel only because the runtime names no relaxed CAS: the value
-   * orders nothing (the region's end publishes it to the caller). */
-  while (t < cur && !tt_atomic_cas_acq_rel (L->t_first, &cur, t))
-    ;
-}
-
 /* Marks the calling participant in L->ran, once per launch (its first
  * chunk).  Work-groups run outside any region (run_on_team's and
  * run_on_subteam's last resorts) run on the caller: participant 0. */
@@ -290,8 +270,6 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
   struct part *pt = &tls_part;
   if (pt->launch_id != L->id)
     {
-      if (L->t_first != NULL)
-        note_first (L);
       if (L->ran != NULL)
         note_ran (L);
       if (part_setup (pt, L) != 0)
@@ -547,12 +525,10 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
     .d = d,
     .failed = &failed,
   };
-  /* START is the first work-group's start, not PoCL's RUNNING (taken
-   * before the arguments above were built and the region started). */
-  _Atomic uint64_t t_first = UINT64_MAX;
-  cl_event ev = cmd->sync.event.event;
-  if (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)
-    L.t_first = &t_first;
+  /* Profiling: START is PoCL's RUNNING stamp (queue.c's run_node, before
+   * this), END is taken when the event completes, after the region: the
+   * region and every work-group fall between them, as on PoCL's own
+   * drivers. */
   _Atomic uint64_t ran[TP_RAN_WORDS];
   if (d->record)
     {
@@ -574,16 +550,6 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
       for (unsigned w = 0; w < TP_RAN_WORDS; ++w)
         r[w] = tt_atomic_load_relaxed (&ran[w]);
       tp_record_ran (cmd->device, r);
-    }
-  /* The region has ended (its end orders the participants' stores before
-   * these loads).  PoCL reads time_start only once the event is complete,
-   * which it publishes later under the event lock; END is taken then, after
-   * the last work-group. */
-  if (L.t_first != NULL)
-    {
-      uint64_t t = tt_atomic_load_relaxed (&t_first);
-      if (t != UINT64_MAX && t > ev->time_start)
-        ev->time_start = t;
     }
   if (tt_atomic_load_relaxed (&failed))
     rc = -1;
