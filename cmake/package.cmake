@@ -8,7 +8,8 @@
 #                       (teams::mpi), when MPI was found
 # `cpack` in the build tree writes them (docs/packaging.md).  The
 # driver shares PoCL's private struct layouts, so teams-pocl depends on the
-# exact libpocl2 it was built against.
+# exact libpocl it was built against (libpocl2 on Debian 12, libpocl2t64
+# from Debian 13).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME teams)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -72,7 +73,7 @@ if(TARGET teams_pocl)
   set(CPACK_DEBIAN_POCL_PACKAGE_SECTION libs)
   set(CPACK_COMPONENT_POCL_DEPENDS lib)
   set(CPACK_DEBIAN_POCL_PACKAGE_DEPENDS
-    "libpocl2 (= ${TT_POCL_BUILT_AGAINST}), ocl-icd-libopencl1")
+    "${TT_POCL_PACKAGE} (= ${TT_POCL_BUILT_AGAINST}), ocl-icd-libopencl1")
   string(CONCAT CPACK_COMPONENT_POCL_DESCRIPTION
   "teams device driver for PoCL\n"
   "Runs unmodified OpenCL programs on the teams thread team: a PoCL CPU\n"

@@ -262,6 +262,48 @@ DRIVER_TEST(bad_parameters_disable_the_device) {
             "stderr: %s", buf);
 }
 
+/* A bad POCL_TEAMS0_PARAMETERS disables the teams device alone: the
+ * process's other devices (PoCL's basic here) are offered and run kernels.
+ * From PoCL 5.0 a device whose init fails fails the platform's init, so the
+ * driver disables its device and reports success (driver.c, teams_init). */
+DRIVER_TEST(bad_parameters_leave_other_devices) {
+  if (!on_teams_run())
+    cr_skip_test("teams parameters");
+  setenv("POCL_DEVICES", "teams basic", 1);
+  setenv("POCL_TEAMS0_PARAMETERS", "cu=0", 1);
+  clu_capture_begin(2);
+  clu_env e;
+  clu_open(&e, 0);
+  FILE *f = clu_capture_end(2);
+  char buf[4096];
+  size_t got = fread(buf, 1, sizeof buf - 1, f);
+  buf[got] = '\0';
+  fclose(f);
+  cr_assert(strstr(buf, "POCL_TEAMS0_PARAMETERS") != NULL &&
+                strstr(buf, "cu=0") != NULL,
+            "stderr: %s", buf);
+  cr_assert(!e.is_teams, "the teams device offered despite cu=0");
+  cl_uint n = 0;
+  CLU_CHECK(clGetDeviceIDs(e.platform, CL_DEVICE_TYPE_ALL, 0, NULL, &n));
+  cr_assert_eq(n, 1, "%u devices: want basic alone", n);
+  cl_program p = clu_build_src(
+      &e, "kernel void three(global int *v) { v[get_global_id(0)] = 3; }");
+  cl_kernel k = clu_kernel(p, "three");
+  int out[64] = {0};
+  cl_mem b = clu_buffer(&e, CL_MEM_READ_WRITE, sizeof out, NULL);
+  CLU_ARG(k, 0, b);
+  size_t g = 64;
+  CLU_CHECK(clEnqueueNDRangeKernel(e.q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+  CLU_CHECK(
+      clEnqueueReadBuffer(e.q, b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  for (int i = 0; i < 64; i++)
+    cr_assert_eq(out[i], 3, "out[%d] = %d on the other device", i, out[i]);
+  clReleaseMemObject(b);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clu_close(&e);
+}
+
 /* A layout mismatch (simulated: the check expects a value libpocl never
  * writes) leaves no usable device and says what to rebuild. */
 DRIVER_TEST(abi_mismatch_refused) {

@@ -24,6 +24,7 @@ optional=(
   'libclblast-dev:CLBlast, for teams-bench-cl cl-blas and the CLBlast tests'
   'liboclgrind-21.10:Oclgrind, a second OpenCL platform beside teams (test teams-run-icd)'
   'oclgrind:Oclgrind, a second OpenCL platform beside teams (test teams-run-icd)'
+  'clpeak:clpeak, a peer client for tools/bench-pocl-versions.sh'
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }

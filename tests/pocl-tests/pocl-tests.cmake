@@ -26,7 +26,12 @@ file(CREATE_LINK "${CMAKE_CURRENT_LIST_DIR}/CMakeLists.txt" "${src}/CMakeLists.t
 file(CREATE_LINK "${CMAKE_CURRENT_LIST_DIR}/config.h.in" "${src}/config.h.in" SYMBOLIC)
 file(CREATE_LINK "${CMAKE_CURRENT_LIST_DIR}/pocl_opencl.h.in" "${src}/pocl_opencl.h.in" SYMBOLIC)
 file(CREATE_LINK "${CMAKE_CURRENT_LIST_DIR}/pocl_version.h.in" "${src}/pocl_version.h.in" SYMBOLIC)
-file(CREATE_LINK "${TT_POCL_TESTS_DIR}/tests" "${src}/tests" SYMBOLIC)
+# A copy, not a link: from 6.0 some programs include ../../include/CL/...,
+# which must find the tarball's include/ beside tests/ (7 MB).
+if(IS_SYMLINK "${src}/tests")
+  file(REMOVE "${src}/tests")
+endif()
+file(COPY "${TT_POCL_TESTS_DIR}/tests" DESTINATION "${src}")
 file(CREATE_LINK "${TT_POCL_SRC}/include" "${src}/include" SYMBOLIC)
 file(CREATE_LINK "${TT_POCL_SRC}/poclu" "${src}/poclu" SYMBOLIC)
 file(CREATE_LINK "${TT_POCL_SRC}/lib/CL" "${src}/lib/CL" SYMBOLIC)
