@@ -1,5 +1,5 @@
-/* teams-bench-cl: the teams PoCL driver against PoCL's pthread and basic
- * drivers.
+/* teams-bench-cl: the teams PoCL driver against the PoCL's own cpu and
+ * cpu-minimal drivers (3.1: pthread and basic).
  *
  * One PoCL per process (two libpocl instances abort, and the drivers live
  * in different ICD prefixes), so every device is measured by a child: this
@@ -723,8 +723,8 @@ int main(int argc, char **argv) {
     spawn_child(&devices[i], "warm", NULL, cache, 0);
   }
   if (!opt.tsv)
-    printf("teams-bench-cl: the teams PoCL driver against PoCL pthread and "
-           "basic%s; each device in its own processes, rounds alternating; "
+    printf("teams-bench-cl: the teams PoCL driver against PoCL's cpu and "
+           "cpu-minimal drivers%s; each device in its own processes, rounds alternating; "
            "median and p90 of the samples, ratio paired per round\n",
            opt.quick ? ", quick" : "");
   for (size_t i = 0; i < NSECTIONS; i++) {
