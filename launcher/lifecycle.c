@@ -49,7 +49,7 @@ static struct {
   pthread_t thread;
   bool running;
   _Atomic uint32_t stop; /* futex word: 1 tells the monitor to exit */
-  tt__cpuset_src src;    /* where the cgroup files are */
+  tt__cgroup_src src;    /* where the cgroup files are */
   tt__cpuset_in
       start_in;    /* what the start read (its OpenMP and MPI parts stay) */
   tt__cpuset cs;   /* what the start decided */

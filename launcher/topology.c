@@ -47,7 +47,7 @@
 #include <string.h>
 #include <time.h>
 #include "atomic.h"
-#include "cpuset.h"
+#include "cpumask.h"
 #include "settings.h"
 #include "teams/errors.h"
 
