@@ -15,9 +15,9 @@
  * team runs, a monitor thread looks again every half second (Go 1.25
  * updates GOMAXPROCS the same way, at most once a second from sysmon, and
  * keeps the cgroup files open for it; half of that, so that a change is
- * followed within the second).  A look is a few small reads, 20-60 us on
- * the 2-core guest (teams-info measures one), a hundredth of a
- * percent of a core at this rate.  The look never runs on a region's path:
+ * followed within the second).  A look is a few small reads (teams-info
+ * measures one; docs/measurements.md), about a hundredth of a percent of a
+ * core at this rate.  The look never runs on a region's path:
  * when what it reads would size the team differently it sets team.resize,
  * and the next launch outside a chunk restarts the team (shutdown and
  * start: the protocol has no resize of its own, so the model's shutdown
