@@ -128,48 +128,44 @@ def check(root):
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             return f.read()
 
-    def mentions(doc, row, text):
-        for n in re.findall(r"`([^`]+)`", text):
-            if FILE_NAME.match(n) and n not in names:
-                problems.append(f"{doc}: the row of {row} names `{n}`, which is not in the tree")
+    def rows(doc, heading):
+        """The table's rows as (existing paths, text); the paths that do not
+        exist and the files the text names that are not in the tree are
+        reported here."""
+        out = []
+        cells_of = table(read(doc), heading)
+        if not cells_of:
+            problems.append(f"{doc}: no table under \"## {heading}\"")
+        for cells in cells_of:
+            paths, text = row_paths(cells[0]), " ".join(cells[1:])
+            for p in paths:
+                if not exists(p):
+                    problems.append(f"{doc}: \"{heading}\" names {p}, which does not exist")
+            for n in re.findall(r"`([^`]+)`", text):
+                if FILE_NAME.match(n) and n not in names:
+                    problems.append(f"{doc}: the row of {cells[0]} names `{n}`, which is not in the tree")
+            out.append(([p for p in paths if exists(p)], text))
+        return out
 
     # README.md: directories
-    readme = table(read("README.md"), "Where things are")
-    if not readme:
-        problems.append("README.md: no table under \"## Where things are\"")
-    listed = set()
-    for cells in readme:
-        for p in row_paths(cells[0]):
-            listed.add(p.rstrip("/"))
-            if not exists(p):
-                problems.append(f"README.md: \"Where things are\" names {p}, which does not exist")
-        mentions("README.md", cells[0], " ".join(cells[1:]))
+    listed = {p.rstrip("/") for paths, _ in rows("README.md", "Where things are") for p in paths}
     for top in sorted({f.split("/")[0] for f in files if "/" in f}):
-        if not top.startswith(".") and top not in listed and \
-                not any(p.split("/")[0] == top for p in listed):
+        if not top.startswith(".") and not any(p.split("/")[0] == top for p in listed):
             problems.append(f"README.md: \"Where things are\" leaves out the directory {top}/")
 
     # docs/architecture.md: files, each with what it owns
-    owners = table(read("docs/architecture.md"), "Who owns what")
-    if not owners:
-        problems.append("docs/architecture.md: no table under \"## Who owns what\"")
     named = set()
-    for cells in owners:
-        text = normal(" ".join(cells[1:]))
-        for p in row_paths(cells[0]):
-            named.add(p)
-            if not exists(p):
-                problems.append(f"docs/architecture.md: \"Who owns what\" names {p}, which does not exist")
-                continue
+    for paths, text in rows("docs/architecture.md", "Who owns what"):
+        named.update(paths)
+        for p in paths:
             if p.endswith("/") or p.rstrip("/") in dirs:
                 continue
             key = key_phrase(os.path.join(root, p))
             if key is None:
                 problems.append(f"{p}: no opening comment \"/* <project>: <summary>\" to check its row against")
-            elif key not in text:
+            elif key not in normal(text):
                 problems.append(f"docs/architecture.md: the row of {p} does not say what its opening "
                                 f"comment says it is: \"{key}\"")
-        mentions("docs/architecture.md", cells[0], " ".join(cells[1:]))
     for d, exts in MUST_LIST:
         for f in sorted(files):
             if os.path.dirname(f) == d and f.endswith(exts) and f not in named:
