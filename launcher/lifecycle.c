@@ -35,6 +35,11 @@
 #include "team-state.h"
 #include "way.h"
 
+/* tt_team_info.pinned is TEAMS_PIN's value, the same numbers inside. */
+_Static_assert(TT__PIN_NONE == (int)TT_PIN_NONE && TT__PIN_CORES == (int)TT_PIN_CORES &&
+                   TT__PIN_NUMA == (int)TT_PIN_NUMA,
+               "tt__pin and tt_pin agree");
+
 tt__team tt__T;
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
@@ -420,7 +425,7 @@ int tt_team_get_info(tt_team_info *info) {
   info->spin_us = (double)tt__T.spin_ns / 1e3;
   info->busy_wait = tt_atomic_load_relaxed(&tt__T.busy_wait);
   info->sentinel = tt__T.sentinel_mode;
-  info->pinned = tt_atomic_load_relaxed(&tt__T.pin);
+  info->pinned = (tt_pin)tt_atomic_load_relaxed(&tt__T.pin);
   info->start_ms = tt__T.start_ms;
   info->degraded = tt__T.degraded[0] ? tt__T.degraded : NULL;
   pthread_mutex_unlock(&lifecycle);
