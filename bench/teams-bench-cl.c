@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cl-sources.h"
 #include "table.h"
 #include "teams-pocl-info.h"
@@ -660,43 +661,34 @@ static void report(const section_def *s) {
     opt.plot_failed = 1;
 }
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: teams-bench-cl [--tsv] [--quick] [--section NAME] "
-             "[--plot FILE.svg]\n"
-             "  --tsv      section, system, metric, unit, median, p90, ratio per "
-             "line\n"
-             "  --quick    fewer rounds and samples (under a minute)\n"
-             "  --section  one of:");
+static const char *child_section; /* --child SECTION: this process is a child */
+
+static const bench_arg args[] = {
+    {"--tsv", BENCH_ARG_FLAG, &opt.tsv, NULL,
+     "section, system, metric, unit, median, p90, ratio per line"},
+    {"--quick", BENCH_ARG_FLAG, &opt.quick, NULL, "fewer rounds and samples (under a minute)"},
+    {"--section", BENCH_ARG_TEXT, &opt.only, "NAME", "one section (below)"},
+    {"--plot", BENCH_ARG_TEXT, &opt.plot, "FILE.svg",
+     "also draw each section with gnuplot into FILE-SECTION.svg\n"
+     "(FILE without its .svg)"},
+    {"--child", BENCH_ARG_TEXT, &child_section, "SECTION",
+     "(internal) measure one round of a child section here"},
+};
+
+/* What the usage text adds to the options': the sections. */
+static void usage_more(FILE *f) {
+  fprintf(f, "sections:");
   for (size_t i = 0; i < NSECTIONS; i++)
     fprintf(f, " %s", sections[i].name);
-  fprintf(f, "\n  --plot     also draw each section with gnuplot into "
-             "FILE-SECTION.svg\n             (FILE without its .svg)\n");
+  fprintf(f, "\n");
 }
 
 int main(int argc, char **argv) {
-  const char *child = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--tsv"))
-      opt.tsv = 1;
-    else if (!strcmp(a, "--quick"))
-      opt.quick = 1;
-    else if (!strcmp(a, "--section") && v)
-      opt.only = v, i++;
-    else if (!strcmp(a, "--plot") && v)
-      opt.plot = v, i++;
-    else if (!strcmp(a, "--child") && v)
-      child = v, i++;
-    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    } else {
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (child)
-    return child_main(child);
+  int rc = BENCH_ARGS(argc, argv, args, usage_more);
+  if (rc >= 0)
+    return rc;
+  if (child_section)
+    return child_main(child_section);
   if (opt.plot && bench_plot_check(opt.plot) != 0)
     return 1;
 
@@ -712,7 +704,7 @@ int main(int argc, char **argv) {
         one = &sections[i];
     if (!one) {
       fprintf(stderr, "teams-bench-cl: no section %s\n", opt.only);
-      usage(stderr);
+      usage_more(stderr);
       return 2;
     }
   }
