@@ -147,9 +147,9 @@ DRIVER_TEST(parameters_honoured) {
   /* placement: the default is firsttouch only where the team spans several
    * NUMA nodes. */
   cr_assert_str_eq(set, tt__team_nodes() > 1
-                            ? "cu=1 submit=lazy grace_us=50 schedule=static "
+                            ? "cu=1 submit=auto grace_us=50 schedule=static "
                               "grain=3 placement=firsttouch"
-                            : "cu=1 submit=lazy grace_us=50 schedule=static "
+                            : "cu=1 submit=auto grace_us=50 schedule=static "
                               "grain=3 placement=host");
   size_t l = 8;
   run_inc(&e, e.q, 8 * 37, &l, 2);

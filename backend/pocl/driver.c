@@ -103,9 +103,12 @@ tp_settings_parse (tp_settings *s, const char *params, char *err,
             s->submit = TP_SUBMIT_EAGER;
           else if (strcmp (v, "lazy") == 0)
             s->submit = TP_SUBMIT_LAZY;
+          else if (strcmp (v, "auto") == 0)
+            s->submit = TP_SUBMIT_AUTO;
           else
             {
-              snprintf (err, errlen, "submit=%s: want lazy or eager", v);
+              snprintf (err, errlen, "submit=%s: want auto, lazy or eager",
+                        v);
               rc = -1;
               break;
             }
@@ -253,7 +256,7 @@ teams_init (unsigned j, cl_device_id device, const char *params)
 {
   tp_settings set = { 0 };
   set.participants = 0; /* filled below from the team */
-  set.submit = TP_SUBMIT_LAZY;
+  set.submit = TP_SUBMIT_AUTO;
   /* The team runtime's auto policy: greedy for short launches, stealing for
    * long or unknown ones (launcher/range.c).  The others stay selectable. */
   set.schedule = TT_SCHED_AUTO;
@@ -420,7 +423,9 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
           "cu=%zu submit=%s grace_us=%llu schedule=%s grain=%zu "
           "placement=%s",
           d->set.participants,
-          d->set.submit == TP_SUBMIT_EAGER ? "eager" : "lazy",
+          d->set.submit == TP_SUBMIT_EAGER  ? "eager"
+          : d->set.submit == TP_SUBMIT_LAZY ? "lazy"
+                                            : "auto",
           (unsigned long long)(d->set.grace_ns / 1000),
           (unsigned)d->set.schedule < 4 ? sched[d->set.schedule] : "?",
           d->set.grain, tp_placement_name (d->set.placement));

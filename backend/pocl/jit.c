@@ -156,6 +156,15 @@ typedef struct tp_kernel {
   pthread_mutex_t lock;           /* serialises insertions into spec */
   _Atomic (tp_use *) spec;        /* list head; see tp_jit_resolve */
   tp_fn *generic;                 /* held; immutable after create_kernel */
+  /* Launch history (submit=auto, Launch history below); relaxed: written
+   * by the thread that runs a launch, read at submit, and a stale value
+   * costs at most one launch run lazily, or one run at once that the next
+   * timed launch corrects. */
+  _Atomic uint64_t group_ns;      /* ns per work-group of the last timed
+                                     launch; 0 until one was timed */
+  _Atomic uint64_t timed_groups;  /* that launch's work-groups */
+  _Atomic uint64_t timed_args;    /* its by-value arguments' fingerprint */
+  _Atomic uint32_t launches;      /* launches since */
 } tp_kernel;
 
 typedef struct tp_job {
@@ -484,6 +493,10 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
     }
   pthread_mutex_init (&tk->lock, NULL);
   tt_atomic_init (&tk->spec, NULL);
+  tt_atomic_init (&tk->group_ns, 0);
+  tt_atomic_init (&tk->timed_groups, 0);
+  tt_atomic_init (&tk->timed_args, 0);
+  tt_atomic_init (&tk->launches, 0);
   kernel->data[program_device_i] = tk;
   return CL_SUCCESS;
 }
@@ -855,4 +868,103 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
       resume_builds ();
     }
   return 0;
+}
+
+/* ---- launch history (submit=auto) ------------------------------------------------ */
+
+/* Launch history.  Whether a ready launch may run at once in the thread
+ * that submits it (queue.c, Submit) depends on its predicted cost: the
+ * work-groups of this launch at the cost per work-group of the kernel
+ * object's last timed launch, when that launch had the same by-value
+ * arguments and local sizes (a loop count or a size among them changes
+ * the cost) and at least half as many work-groups (a cost per group
+ * measured on a small grid says little about a large one); otherwise the
+ * cost is unknown.  A launch is timed (two clock reads around
+ * tp_run_ndrange) whenever its cost was unknown, and every
+ * TP_TIME_EVERY-th launch otherwise: the clock reads are a tenth of an
+ * empty launch, and a kernel whose cost per group grew with the same
+ * arguments (its data) is noticed within that many launches.  Built-in
+ * kernels keep no history (no tp_kernel): they never run at once. */
+#define TP_TIME_EVERY 16
+
+static tp_kernel *
+history_of (_cl_command_node *node)
+{
+  cl_kernel k = node->command.run.kernel;
+  if (k->data == NULL || k->program->num_builtin_kernels > 0)
+    return NULL;
+  return k->data[node->program_device_i];
+}
+
+/* A fingerprint (FNV-1a) of a launch's by-value arguments and local
+ * sizes; never 0. */
+static uint64_t
+args_of (_cl_command_node *node)
+{
+  const pocl_kernel_metadata_t *meta = node->command.run.kernel->meta;
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned i = 0; i < meta->num_args; ++i)
+    {
+      const struct pocl_argument *al = &node->command.run.arguments[i];
+      const unsigned char *b = NULL;
+      size_t n = 0;
+      if (ARG_IS_LOCAL (meta->arg_info[i]))
+        {
+          b = (const unsigned char *)&al->size;
+          n = sizeof al->size;
+        }
+      else if (meta->arg_info[i].type == POCL_ARG_TYPE_NONE
+               && al->value != NULL)
+        {
+          b = al->value;
+          n = al->size;
+        }
+      for (size_t j = 0; j < n; ++j)
+        h = (h ^ b[j]) * 1099511628211ull;
+    }
+  return h != 0 ? h : 1;
+}
+
+/* The cost is known for a launch of `groups` with arguments `args`. */
+static int
+known (tp_kernel *tk, size_t groups, uint64_t args)
+{
+  return tt_atomic_load_relaxed (&tk->group_ns) != 0
+         && tt_atomic_load_relaxed (&tk->timed_args) == args
+         && groups <= 2 * tt_atomic_load_relaxed (&tk->timed_groups);
+}
+
+int
+tp_jit_time_this (_cl_command_node *node, size_t groups)
+{
+  tp_kernel *tk = history_of (node);
+  if (tk == NULL)
+    return 0;
+  uint32_t n = tt_atomic_load_relaxed (&tk->launches);
+  tt_atomic_store_relaxed (&tk->launches, n + 1);
+  return n + 1 >= TP_TIME_EVERY || !known (tk, groups, args_of (node));
+}
+
+void
+tp_jit_timed (_cl_command_node *node, uint64_t ns, size_t groups)
+{
+  tp_kernel *tk = history_of (node);
+  if (tk == NULL || groups == 0)
+    return;
+  uint64_t per = ns / groups;
+  tt_atomic_store_relaxed (&tk->group_ns, per > 0 ? per : 1);
+  tt_atomic_store_relaxed (&tk->timed_groups, groups);
+  tt_atomic_store_relaxed (&tk->timed_args, args_of (node));
+  tt_atomic_store_relaxed (&tk->launches, 0);
+}
+
+uint64_t
+tp_jit_predict_ns (_cl_command_node *node, size_t groups)
+{
+  tp_kernel *tk = history_of (node);
+  if (tk == NULL || !known (tk, groups, args_of (node)))
+    return UINT64_MAX;
+  uint64_t per = tt_atomic_load_relaxed (&tk->group_ns);
+  return per > UINT64_MAX / (groups ? groups : 1) ? UINT64_MAX
+                                                  : per * groups;
 }

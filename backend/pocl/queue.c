@@ -499,22 +499,28 @@ exec_busy_locked (void)
   return sched.exec_owner != NULL && sched.exec_owner != &tls_me;
 }
 
-/* Runs listed commands until the list and this thread's chain are empty.
- * Precondition: sched.lock held and the caller counted in sched.runners;
- * returns with sched.lock held. */
+/* Runs listed commands until the list and this thread's chain are empty;
+ * with `first` (Submit: a node this thread already owns the right to run,
+ * exec_owner and exec_depth set by the caller), that node and its chain
+ * only.  Precondition: sched.lock held and the caller counted in
+ * sched.runners; returns with sched.lock held. */
 static void
-drain_locked (run_by by)
+drain_locked (run_by by, _cl_command_node *first)
 {
   drain_frame f = { .by = by, .outer = tls_frame };
   tls_frame = &f;
-  _cl_command_node *n;
-  while (!exec_busy_locked ()
-         /* The progress thread hands over to a waiter that came. */
-         && !(by == BY_PROGRESS && sched.runners > 1)
-         && (n = pop_locked ()) != NULL)
+  _cl_command_node *n = first;
+  while (n != NULL
+         || (first == NULL && !exec_busy_locked ()
+             /* The progress thread hands over to a waiter that came. */
+             && !(by == BY_PROGRESS && sched.runners > 1)
+             && (n = pop_locked ()) != NULL))
     {
-      sched.exec_owner = &tls_me;
-      sched.exec_depth++;
+      if (n != first)
+        {
+          sched.exec_owner = &tls_me;
+          sched.exec_depth++;
+        }
       pthread_mutex_unlock (&sched.lock);
       for (;;)
         {
@@ -543,7 +549,7 @@ drain (run_by by)
 {
   pthread_mutex_lock (&sched.lock);
   sched.runners++;
-  drain_locked (by);
+  drain_locked (by, NULL);
   int kick = leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
@@ -576,6 +582,46 @@ check_command_abi (_cl_command_node *node, cl_command_queue cq)
     }
   /* Relaxed: a flag that only saves repeating an idempotent check. */
   tt_atomic_store_relaxed (&commands_checked, 1);
+}
+
+/* Submit, submit=auto: a node claims the right to run listed commands
+ * (exec_owner) when nothing is listed, nobody holds the right, and this
+ * thread is not draining already (an event callback that enqueues): it
+ * would be the next command to run anyway (Order), and a command just
+ * submitted has nothing waiting for it yet, so its chain stays empty.
+ * Precondition: the node's event locked (order event -> sched.lock).
+ * Returns 1 when claimed: the caller unlocks the event and calls
+ * run_claimed. */
+static int
+claim_now (_cl_command_node *node)
+{
+  pthread_mutex_lock (&sched.lock);
+  int ok = sched.ready_head == NULL && sched.exec_owner == NULL
+           && tls_frame == NULL && !sched.shutdown;
+  if (ok)
+    {
+      TP_NODE_FLAGS (node) |= TP_LISTED;
+      sched.exec_owner = &tls_me;
+      sched.exec_depth = 1;
+      sched.runners++;
+    }
+  pthread_mutex_unlock (&sched.lock);
+  if (ok)
+    touch ();
+  return ok;
+}
+
+/* Runs a claimed node in this thread, then gives the right back.  No lock
+ * held. */
+static void
+run_claimed (_cl_command_node *node)
+{
+  pthread_mutex_lock (&sched.lock);
+  drain_locked (BY_SUBMIT, node);
+  int kick = leave_locked ();
+  pthread_mutex_unlock (&sched.lock);
+  if (kick)
+    kick_progress ();
 }
 
 /* Entered with the event locked (libpocl's submit contract); unlocks it. */
@@ -612,6 +658,14 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
         }
     }
   int eager = d->set.submit == TP_SUBMIT_EAGER;
+  if (listed && !eager && d->set.submit == TP_SUBMIT_AUTO
+      && !(TP_NODE_FLAGS (node) & TP_FAILED) && tp_run_now_ok (d, node)
+      && claim_now (node))
+    {
+      POCL_UNLOCK_OBJ (ev);
+      run_claimed (node);
+      return;
+    }
   if (listed)
     push (node, eager ? PUSH_SELF : PUSH_OTHER);
   POCL_UNLOCK_OBJ (ev);
@@ -680,7 +734,7 @@ wait_until (done_fn done, void *what)
   sched.runners++;
   for (;;)
     {
-      drain_locked (BY_WAITER);
+      drain_locked (BY_WAITER, NULL);
       unsigned gen = tt_atomic_load_seq_cst (&sched.finish_gen);
       pthread_mutex_unlock (&sched.lock);
       int ok = done (what);
@@ -813,7 +867,7 @@ progress_main (void *arg)
         }
       sched.progress_state = TP_PROGRESS_RUNNING;
       sched.runners++;
-      drain_locked (BY_PROGRESS);
+      drain_locked (BY_PROGRESS, NULL);
       sched.runners--;
       /* Stay in GRACE for another period: pushes right after a burst find
        * us awake. */

@@ -35,7 +35,13 @@ typedef enum tp_submit_mode {
   /* submit runs a ready command at once, in the enqueuing thread: PoCL's
    * synchronous path (basic's) with the team under it.  Fastest; enqueue
    * returns only when the command is done. */
-  TP_SUBMIT_EAGER = 1
+  TP_SUBMIT_EAGER = 1,
+  /* lazy, but an ND-range that is ready at submit runs at once in the
+   * enqueuing thread when its kernel's launches so far say it ends within
+   * the grace period and none of its arguments is memory the host may
+   * write while it runs, and no other command is listed or running
+   * (queue.c, Submit).  The default. */
+  TP_SUBMIT_AUTO = 2
 } tp_submit_mode;
 
 /* Where the memory of a new buffer goes (memory.c). */
@@ -51,7 +57,7 @@ typedef enum tp_placement {
 
 typedef struct tp_settings {
   size_t participants;     /* "cu=N": most participants per region (CUs) */
-  tp_submit_mode submit;   /* "submit=lazy|eager" */
+  tp_submit_mode submit;   /* "submit=auto|lazy|eager" */
   tt_schedule schedule;    /* "schedule=greedy|static|steal|auto" */
   size_t grain;            /* "grain=N": work-groups per chunk, 0 = the
                               runtime's default for the schedule */
@@ -184,7 +190,18 @@ int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
  * fails). */
 int tp_jit_resolve (tp_device *d, _cl_command_node *node);
 
+/* A kernel's launch history, for submit=auto (queue.c, Submit): whether to
+ * time this launch of `groups` work-groups; the timed launch's cost; the
+ * predicted cost of a launch of `groups` work-groups, UINT64_MAX when
+ * unknown.  Called by the thread that runs (or submits) the command. */
+int tp_jit_time_this (_cl_command_node *node, size_t groups);
+void tp_jit_timed (_cl_command_node *node, uint64_t ns, size_t groups);
+uint64_t tp_jit_predict_ns (_cl_command_node *node, size_t groups);
+
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
+/* submit=auto: whether the ND-range node, ready at submit, may run at once
+ * in the submitting thread (queue.c, Submit).  Its event locked. */
+int tp_run_now_ok (const tp_device *d, _cl_command_node *node);
 /* Runs an ND-range command of device d (queue.c's run_node, between
  * RUNNING and COMPLETE: the only way an ND-range runs); 0, or -1 when
  * the command must fail (run.c, Failures).  Releases the node's dlhandle
