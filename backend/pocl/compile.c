@@ -15,9 +15,8 @@
  *
  * Process exit.  LLVM must not be torn down under a build: a specialised
  * codegen constructs function-local statics of LLVM the generic one did
- * not (seen: two, on the first specialised build of a process), and exit()
- * destroys them first, being the newest atexit entries, while the build
- * still uses them (crashes in instruction selection, observed).  No atexit
+ * not, and exit() destroys them first, being the newest atexit entries,
+ * while the build still uses them (the build then crashes).  No atexit
  * handler of ours can run before them, but exit() runs the calling thread's
  * thread_local destructors before any atexit handler.  So every thread that
  * creates a kernel or queues a build gets one (quiesce_on_thread_exit): it

@@ -17,21 +17,19 @@
  * table, below).  With a table per kernel object instead, a program that
  * creates a kernel for every call (CLBlast: each routine call creates and
  * releases its kernels) ran every launch on the generic function and
- * queued a build that only served a kernel already gone: CLBlast's sgemv
- * (XgemvFastRot, row-major 4096 x 4096) took 10.0 ms a call on teams
- * against 7.4 ms on pthread, whose own generic function takes 15.3 ms
- * (POCL_WORK_GROUP_SPECIALIZATION=0; medians of 5 alternating runs, 2-core
- * machine).  PoCL's own cache stays in use for what we do not handle:
- * built-in kernels (their names are rewritten around the lookup) and
- * kernels whose generic function could not be loaded.
+ * queued a build that only served a kernel already gone: slower than PoCL's
+ * own pthread driver on its generic function (docs/measurements.md).
+ * PoCL's own cache stays in use for what we do not handle: built-in kernels
+ * (their names are rewritten around the lookup) and kernels whose generic
+ * function could not be loaded.
  *
- * Why the generic build is synchronous in clCreateKernel.  Measured on
- * this 2-core machine: one codegen cold (~150 ms of clCreateKernel), one
- * dlopen warm (~0.1 ms).  A program creates a kernel to launch it: done in
- * the background the codegen would only move the same wait into the first
- * enqueue (nothing else runs in between on the usual path: set arguments,
- * enqueue), and there is no idle core to hide it in.  clBuildProgram,
- * which already costs ~1.2 s cold, stays as it is.
+ * Why the generic build is synchronous in clCreateKernel.  A program
+ * creates a kernel to launch it: done in the background the codegen would
+ * only move the same wait into the first enqueue (nothing else runs in
+ * between on the usual path: set arguments, enqueue).  With a warm disk
+ * cache clCreateKernel costs a dlopen, far less than a codegen
+ * (docs/measurements.md).  clBuildProgram, which costs more than the
+ * codegen, stays as it is.
  *
  * Locks: fns.lock guards the table (its list, the entries' refs and
  * linked); wgfunc.h, Locks, has the order with the others.  No dlopen or

@@ -5,10 +5,10 @@
  * in-memory cache (kernel build, local size, zero global offset, small
  * grid) compiles a function specialised for those, under one global codegen
  * lock, links it into a shared object with the system linker and dlopens
- * it (~100 ms per new local size with a cold disk cache, on this 2-core
- * machine).  The "generic" function (cache directory 0-0-0: local size and
- * offsets read at run time) serves any launch but is built only for
- * program binaries.  Here:
+ * it, so that the launch waits for a codegen per new local size when the
+ * disk cache is cold (docs/measurements.md).  The "generic" function (cache
+ * directory 0-0-0: local size and offsets read at run time) serves any
+ * launch but is built only for program binaries.  Here:
  *
  *   - clCreateKernel (ops->create_kernel, outside the program lock) builds
  *     or finds the kernel's generic function on disk and dlopens it, in the
@@ -22,10 +22,8 @@
  *     when it is built: later launches take it.  So a run with a warm cache
  *     launches no generic function and queues no build, and its exit waits
  *     for none (compile.c, Process exit): a build still running when a
- *     program ends is what made one run of a program on a cache missing
- *     some of its specialisations take seconds longer than the next (a
- *     CLBlast ssymm sequence: 0.2-0.35 s in main, 1.9-2.9 s to the end of
- *     the process, once per specialisation missing, load average 2.5).
+ *     program ends delays the end of the process by as much as the build
+ *     takes, once per specialisation missing (docs/measurements.md).
  *
  * The functions loaded are kept in one table per process (struct tp_fn,
  * wgfunc.c), shared by every kernel object of a build; a kernel object
