@@ -8,7 +8,7 @@
  *   participant's work-group scratch grows: tests/CMakeLists.txt runs the test
  *   with schedule=static, where every participant runs a block of every
  *   launch), launch the new kernel object
- *   (its specialised function is built in the background: jit.c), launch a
+ *   (its specialised function is built in the background: compile.c), launch a
  *   kernel of 65 arguments (more than run.c keeps on the stack), launch a
  *   kernel that reads an image, read the buffer, clFinish;
  * every call must succeed or return CL_OUT_OF_HOST_MEMORY or

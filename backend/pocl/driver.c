@@ -11,7 +11,7 @@
  *     when commands run, and runs ND-ranges through run.c;
  *   run  NULL: no ND-range reaches pocl_exec_command (queue.c, run_node);
  *   alloc_mem_obj, free  memory.c's placement around basic's;
- *   create_kernel, free_kernel  jit.c's, but for PoCL's built-in kernels.
+ *   create_kernel, free_kernel  wgfunc.c's, but for PoCL's built-in kernels.
  * ops->device_name = "teams" makes POCL_DEVICES=teams and
  * POCL_TEAMS<n>_PARAMETERS work. */
 #include "teams-pocl.h"
@@ -449,7 +449,7 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
 
 /* Kernels: PoCL's built-in kernels keep basic's path (from PoCL 7.0 its
  * create_kernel sets up the defined ones, whose data it owns); the others
- * get their work-group functions here (jit.c). */
+ * get their work-group functions here (wgfunc.c, resolve.c). */
 static int
 teams_create_kernel (cl_device_id device, cl_program program,
                      cl_kernel kernel, unsigned program_device_i)

@@ -145,7 +145,7 @@ tp_disk_cache_path (_cl_command_node *cmd, int specialised)
 /* Room for a path in the cache, and the longest kernel name that names
  * its shared object unchanged: from 6.0 a longer one is clipped and
  * suffixed with its hash (by a function PoCL keeps to itself), so its
- * file is found by listing the directory (jit.c). */
+ * file is found by listing the directory (wgfunc.c). */
 #if TP_POCL_AT_LEAST(6, 0)
 #define TP_PATH_MAX POCL_MAX_PATHNAME_LENGTH
 #define TP_CACHE_NAME_MAX ((size_t)POCL_MAX_FILENAME_LENGTH - 5)

@@ -454,7 +454,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
   int rc = 0;
   if (m == 0)
     goto out;
-  /* The launch history of submit=auto (jit.c): some launches timed. */
+  /* The launch history of submit=auto (resolve.c): some launches timed. */
   uint64_t t0 = tp_jit_time_this (cmd, m) ? now_ns () : 0;
   /* A defined built-in kernel (PoCL 7) is PoCL's own host code, not
    * work-groups: it runs here, whole. */

@@ -1,7 +1,8 @@
 /* teams PoCL driver: internal contract between driver.c (registration, init,
  * ABI check, settings), queue.c (who runs which command, when: the
- * scheduler), run.c (an ND-range on the team), jit.c (work-group functions),
- * memory.c (buffer placement) and subdev.c (sub-devices).
+ * scheduler), run.c (an ND-range on the team), wgfunc.c, compile.c and
+ * resolve.c (work-group functions: wgfunc.h), memory.c (buffer placement)
+ * and subdev.c (sub-devices).
  *
  * Includes PoCL's private headers (extracted from pocl-source at configure
  * time) through our own config.h and pocl-compat.h, which keeps what
@@ -125,7 +126,7 @@ typedef struct tp_device {
   _Atomic uint64_t n_groups;       /* work-groups run */
   _Atomic uint64_t n_generic;      /* ND-ranges given the generic work-group
                                       function: their specialised one was
-                                      not built yet (jit.c) */
+                                      not built yet (resolve.c) */
   _Atomic uint64_t n_jit_swapped;  /* specialised functions built in the
                                       background and swapped in */
   _Atomic uint64_t n_jit_pending;  /* background builds queued or running
@@ -179,18 +180,19 @@ void tp_sched_detach (void);
 /* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
 void tp_count_ndrange (tp_device *d, size_t groups);
 
-/* ---- jit.c: work-group functions without a stall at first launch ---------------- */
+/* ---- work-group functions without a stall at first launch (wgfunc.h) ------------ */
+/* wgfunc.c: ops->create_kernel and free_kernel. */
 int tp_create_kernel (cl_device_id device, cl_program program,
                       cl_kernel kernel, unsigned program_device_i);
 int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                     unsigned program_device_i);
-/* Sets the work-group function of an ND-range node at submit (its event
- * locked); returns 1 when the node holds a PoCL dlhandle reference (TP_JIT),
- * 0 when it holds none, -1 when no function could be had (the command
- * fails). */
+/* resolve.c: sets the work-group function of an ND-range node at submit
+ * (its event locked); returns 1 when the node holds a PoCL dlhandle
+ * reference (TP_JIT), 0 when it holds none, -1 when no function could be
+ * had (the command fails). */
 int tp_jit_resolve (tp_device *d, _cl_command_node *node);
 
-/* A kernel's launch history, for submit=auto (queue.c, Submit): whether to
+/* resolve.c: a kernel's launch history, for submit=auto (queue.c, Submit): whether to
  * time this launch of `groups` work-groups; the timed launch's cost; the
  * predicted cost of a launch of `groups` work-groups, UINT64_MAX when
  * unknown.  Called by the thread that runs (or submits) the command. */
