@@ -4,15 +4,27 @@
  * ========
  * Goal: no thread hand-off where none is needed.  A ready command is run by
  * a thread that waits for it (clFinish, clWaitForEvents, a blocking read or
- * map) -- lazy mode, the default -- or by the thread that submits it (eager
- * mode).  That thread is participant 0 of the team region the command's
- * work-groups run in (run.c).  Only a command that nobody comes for within
- * the grace period (grace_ns, 50 us by default) goes to the progress thread,
- * so commands nobody waits for still make progress, and an enqueue never
- * blocks on its command (PoCL's own tests enqueue a kernel that never ends).
- * Measured on this 2-core machine (docs/driver.md): an empty kernel costs
- * 0.3-0.5 us run synchronously by its caller, 5-19 us through a dispatcher
- * thread, 27-43 us on PoCL's pthread driver; the hand-offs are the cost.
+ * map) -- lazy mode -- or by the thread that submits it (eager mode).  That
+ * thread is participant 0 of the team region the command's work-groups run
+ * in (run.c).  Only a command that nobody comes for within the grace period
+ * (grace_ns, 50 us by default) goes to the progress thread, so commands
+ * nobody waits for still make progress, and an enqueue never blocks on a
+ * command that may wait for the host (PoCL's own tests enqueue a kernel
+ * that never ends).  The hand-offs, not the work, are what a short command
+ * costs elsewhere (docs/driver.md has the numbers).
+ *
+ * Submit (auto mode, the default; docs/protocol.md 36).  Lazy, but a kernel
+ * launch that is ready at submit, predicted to end within the grace period
+ * (resolve.c, Launch history) and with no argument the host may write
+ * while it runs (run.c, tp_run_now_ok), runs at once in the submitting
+ * thread when the scheduler is idle: claim_now takes the right to run
+ * listed commands under sched.lock, its event still locked, only when
+ * nothing is listed and nobody holds that right, so it is the next command
+ * in list order anyway; run_claimed runs it and its chain (empty: nothing
+ * can wait for an event not yet returned to the program).  Deferred, each
+ * command of a burst of short launches waited, cold and behind a
+ * dependency on the one before, for the clFinish; run at once it costs
+ * what PoCL's synchronous basic driver pays.
  *
  * Devices.  All teams devices of the process (POCL_DEVICES="teams teams",
  * and sub-devices, which share their parent's data) run on the one team,
@@ -76,9 +88,12 @@
  * the shared list, so a waiter that arrives takes over.
  *
  * Runners.  A runner is a thread that promises to look at the list under
- * sched.lock before it stops being one, and to run what it finds: a thread in
- * drain() (eager submitter, waiter, progress thread) or in a wait loop.  A
- * push (list_locked) needs a wake-up only when there is no runner:
+ * sched.lock before it stops being one, and to run what it finds or hand
+ * it on: a thread in drain() (eager submitter, waiter, progress thread), in
+ * a wait loop, or an auto submitter running its claimed node (which hands
+ * on: when it gives the right back, sleeping waiters are woken for a
+ * non-empty list, and leave_locked arms the progress thread).  A push
+ * (list_locked) needs a wake-up only when there is no runner:
  *   - the pushing thread drains right after (eager submit) or is draining
  *     (tls_frame): nothing to do;
  *   - runners > 0: signal sleeping waiters, if any;
