@@ -11,6 +11,7 @@
 set -euo pipefail
 required=(
   build-essential cmake pkg-config xz-utils
+  file dpkg-dev  # cpack's DEB generator (the package test): file, dpkg-shlibdeps
   libhwloc-dev hwloc libcriterion-dev spin
   libudev-dev  # hwloc.pc's static link flags (-ludev): pkg-config --static teams
   clang libomp-dev libtbb-dev gnuplot-nox
