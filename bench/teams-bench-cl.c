@@ -236,6 +236,20 @@ static void child_launch(void) {
     }
     sample("empty enqueue+finish", "us", (now_s() - t0) / per * 1e6);
   }
+  /* Two work-groups of one item: a launch the team can spread. */
+  size_t two = 2;
+  for (int i = 0; i < 50; i++) {
+    CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &two, &one, 0, NULL, NULL));
+    CHECK(clFinish(cl.q));
+  }
+  for (int b = 0; b < batches; b++) {
+    double t0 = now_s();
+    for (int i = 0; i < per; i++) {
+      clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &two, &one, 0, NULL, NULL);
+      clFinish(cl.q);
+    }
+    sample("empty 2-item enqueue+finish", "us", (now_s() - t0) / per * 1e6);
+  }
   int reps = opt.quick ? 3 : 5;
   for (int r = 0; r < reps; r++) {
     double t0 = now_s();

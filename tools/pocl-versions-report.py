@@ -23,6 +23,7 @@ SYSTEMS = ("teams", "cpu", "cpu-minimal")
 # teams-bench-cl rows in the table: (section, metric), in this order.
 CL_ROWS = [
     ("cl-launch", "empty enqueue+finish"),
+    ("cl-launch", "empty 2-item enqueue+finish"),
     ("cl-launch", "5000 enqueues+finish"),
     ("cl-launch", "START - QUEUED"),
     ("cl-axpy", "axpy 1e7 local 64"),
