@@ -70,7 +70,8 @@ typedef struct tp_settings {
 #define TP_MAX_GRAIN ((size_t)1 << 32)
 
 /* Default grace: long enough for the usual enqueue-then-wait to reach the
- * wait (a few us), short against PoCL pthread's own hand-off (27-43 us). */
+ * wait (a few us), short against a hand-off to another thread, what PoCL's
+ * cpu driver pays per command (docs/measurements.md). */
 #define TP_DEFAULT_GRACE_NS 50000
 /* A burst of enqueues keeps the progress thread off for at most this many
  * grace periods: a program that enqueues without ever waiting still sees
