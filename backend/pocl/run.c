@@ -41,11 +41,22 @@
  * control bit differs (fp_* below; PoCL's save/set/restore calls cost
  * five writes per chunk, a visible share of an empty kernel's 0.6 us).
  *
- * printf: each participant's buffer is written to stdout at the end of each
- * of its chunks (when non-empty), by that participant; pthread writes once
- * per thread and command, basic once per command.  Where PoCL's kernel
- * library prints at each printf itself (Debian's PoCL 7.1), the buffer is
- * only reset (pocl-compat.h, tp_printf_flush).
+ * printf: a launch's output comes out in work-group order, as on PoCL's
+ * basic driver, whichever participants ran the groups and in whatever order
+ * they finished.  A participant formats into its own buffer; at the end of
+ * a chunk that printed, it reserves room in the launch's output (struct
+ * tp_out: one fetch_add on `used`) and copies the chunk's bytes there
+ * behind a header naming the chunk's first group.  The arena is allocated
+ * by the first chunk that prints (published with a release CAS; a loser
+ * frees its own), so a launch that prints nothing costs nothing; its room
+ * is the device's printf buffer size, a command's on PoCL's own drivers,
+ * and output beyond it is dropped as there.  After the region (its end
+ * orders every participant's copy before the caller's reads) the thread
+ * that runs the command writes the records sorted by group.  Where PoCL's
+ * kernel library prints at each printf itself (Debian's PoCL 7.1), the
+ * output is PoCL's and the buffer only reset (pocl-compat.h,
+ * tp_printf_flush); without memory for the arena a chunk writes its own
+ * output at once.
  *
  * Failures: a kernel that flags its work-group failed (PoCL 7's
  * execution_failed), a program whose program-scope variables could not be
@@ -106,6 +117,20 @@ struct tp_launch {
   /* Set by a participant that got no scratch: its work-groups did not run,
    * and the command fails (see Out of memory). */
   _Atomic int *failed;
+  struct tp_out *out; /* the launch's printf output (see printf) */
+};
+
+/* A launch's printf output (see printf at the top): records of
+ * (first group, length, bytes), 8-aligned, in `text`, allocated by the
+ * first chunk that prints. */
+struct tp_out {
+  _Atomic (char *) text;
+  _Atomic size_t used; /* bytes reserved, may run past cap */
+  size_t cap;
+};
+struct tp_out_rec {
+  size_t group;
+  size_t len;
 };
 
 /* One participant's view of its scratch (thread-local; the memory is the
@@ -265,6 +290,93 @@ note_ran (const struct tp_launch *L)
     tt_atomic_fetch_or_acq_rel (&L->ran[q / 64], (uint64_t)1 << (q % 64));
 }
 
+static size_t
+rec_size (size_t len)
+{
+  return (sizeof (struct tp_out_rec) + len + 7) & ~(size_t)7;
+}
+
+/* A chunk that began at group `group` printed n bytes at buf: into the
+ * launch's output (see printf), or at once where there is no room for it. */
+static void
+out_chunk (struct tp_out *o, size_t group, const char *buf, uint32_t n)
+{
+  char *text = tt_atomic_load_acquire (&o->text);
+  if (text == NULL)
+    {
+      char *mine = malloc (o->cap);
+      char *none = NULL;
+      if (mine != NULL && tt_atomic_cas_acq_rel (&o->text, &none, mine))
+        text = mine;
+      else
+        {
+          free (mine);
+          text = none; /* the winner's, or NULL without memory */
+        }
+    }
+  size_t need = rec_size (n);
+  size_t at = text != NULL ? tt_atomic_fetch_add_relaxed (&o->used, need)
+                           : SIZE_MAX;
+  if (at == SIZE_MAX || at > o->cap || o->cap - at < need)
+    {
+      if (text == NULL)
+        tp_printf_flush ((char *)buf, n); /* no arena: unordered, whole */
+      return; /* past the launch's room: dropped, as on PoCL's drivers */
+    }
+  struct tp_out_rec r = { group, n };
+  memcpy (text + at, &r, sizeof r);
+  memcpy (text + at + sizeof r, buf, n);
+}
+
+static int
+by_group (const void *a, const void *b)
+{
+  size_t x = (*(const struct tp_out_rec *const *)a)->group;
+  size_t y = (*(const struct tp_out_rec *const *)b)->group;
+  return x < y ? -1 : x > y;
+}
+
+/* After the region: the launch's output in group order, then the arena
+ * freed.  Called by the thread that ran the command. */
+static void
+out_write (struct tp_out *o)
+{
+  char *text = tt_atomic_load_acquire (&o->text);
+  if (text == NULL)
+    return;
+  size_t used = tt_atomic_load_relaxed (&o->used);
+  if (used > o->cap)
+    used = o->cap;
+  size_t n = 0;
+  for (size_t at = 0; at + sizeof (struct tp_out_rec) <= used;)
+    {
+      const struct tp_out_rec *r = (const void *)(text + at);
+      if (at + rec_size (r->len) > used)
+        break;
+      at += rec_size (r->len);
+      n++;
+    }
+  const struct tp_out_rec **v = malloc (n * sizeof *v + 1);
+  size_t k = 0;
+  for (size_t at = 0; k < n; ++k)
+    {
+      const struct tp_out_rec *r = (const void *)(text + at);
+      if (v == NULL) /* without memory: in the order they came */
+        tp_printf_flush ((char *)(r + 1), (uint32_t)r->len);
+      else
+        v[k] = r;
+      at += rec_size (r->len);
+    }
+  if (v != NULL)
+    {
+      qsort (v, n, sizeof *v, by_group);
+      for (k = 0; k < n; ++k)
+        tp_printf_flush ((char *)(v[k] + 1), (uint32_t)v[k]->len);
+      free (v);
+    }
+  free (text);
+}
+
 static void
 run_groups (const struct tp_launch *L, size_t begin, size_t end)
 {
@@ -317,7 +429,8 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
       uint32_t n = pt->printf_pos;
       if (n > L->printf_cap)
         n = (uint32_t)L->printf_cap;
-      tp_printf_flush ((char *)pt->pc->printf_buffer, n);
+      if (!TP_PRINTF_BY_KERNEL)
+        out_chunk (L->out, begin, (const char *)pt->pc->printf_buffer, n);
       pt->printf_pos = 0;
     }
 }
@@ -573,6 +686,9 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
     }
 
   _Atomic int failed = 0;
+  struct tp_out out = { .cap = cmd->device->printf_buffer_size };
+  tt_atomic_init (&out.text, NULL);
+  tt_atomic_init (&out.used, 0);
   struct tp_launch L = {
     .wg = (pocl_workgroup_func)cmd->command.run.wg,
     .pc = pc,
@@ -589,6 +705,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
     .ftz = kernel->program->flush_denorms,
     .d = d,
     .failed = &failed,
+    .out = &out,
   };
   /* Profiling: START is PoCL's RUNNING stamp (queue.c's run_node, before
    * this), END is taken when the event completes, after the region: the
@@ -616,6 +733,8 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
         r[w] = tt_atomic_load_relaxed (&ran[w]);
       tp_record_ran (cmd->device, r);
     }
+  /* The region has ended: every participant's output is in `out`. */
+  out_write (&out);
   if (tt_atomic_load_relaxed (&failed))
     rc = -1;
   if (t0 != 0)
