@@ -269,3 +269,12 @@ tp_jit_predict_ns (_cl_command_node *node, size_t groups)
   return per > UINT64_MAX / (groups ? groups : 1) ? UINT64_MAX
                                                   : per * groups;
 }
+
+/* Whether node's kernel prints where PoCL's kernel library prints each
+ * line itself (run.c, printf): read off its generic function's object. */
+int
+tp_jit_prints (_cl_command_node *node)
+{
+  tp_kernel *tk = history_of (node);
+  return tk != NULL && tk->generic != NULL && tk->generic->prints;
+}

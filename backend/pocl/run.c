@@ -55,8 +55,9 @@
  * that runs the command writes the records sorted by group.  Where PoCL's
  * kernel library prints at each printf itself (Debian's PoCL 7.1), the
  * output is PoCL's and the buffer only reset (pocl-compat.h,
- * tp_printf_flush); without memory for the arena a chunk writes its own
- * output at once.
+ * tp_printf_flush); a kernel whose object calls that flush (wgfunc.c,
+ * object_calls) then runs its groups in order on one participant.
+ * Without memory for the arena a chunk writes its own output at once.
  *
  * Failures: a kernel that flags its work-group failed (PoCL 7's
  * execution_failed), a program whose program-scope variables could not be
@@ -718,14 +719,19 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
         tt_atomic_init (&ran[w], 0);
       L.ran = ran;
     }
+  /* Where PoCL's kernel library prints each line itself, a kernel that
+   * prints runs its groups in order on one participant, so that its output
+   * comes in group order (see printf). */
+  int in_order = TP_PRINTF_BY_KERNEL && tp_jit_prints (cmd);
   if (cmd->device->parent_device != NULL)
     {
       size_t first, count;
       tp_device_range (cmd->device, &first, &count);
-      run_on_subteam (&L, &d->set, first, count);
+      run_on_subteam (&L, &d->set, first, in_order ? 1 : count);
     }
   else
-    run_on_team (&L, &d->set, d->set.participants ? d->set.participants : 1);
+    run_on_team (&L, &d->set,
+                 in_order || !d->set.participants ? 1 : d->set.participants);
   if (L.ran != NULL)
     {
       uint64_t r[TP_RAN_WORDS];

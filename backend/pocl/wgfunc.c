@@ -40,6 +40,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,55 @@ open_wg (const char *path, const char *name, void **dl)
     }
   *dl = h;
   return wg;
+}
+
+/* Whether the loaded object dl calls `name` outside itself: a relocation
+ * of its dynamic section names it as an undefined symbol.  Where PoCL's
+ * kernel library prints at each printf (TP_PRINTF_BY_KERNEL), a kernel
+ * that prints calls pocl_flush_printf_buffer in libpocl, and one that does
+ * not has no such reference: read once per generic function loaded.  0
+ * where the object cannot be read so (not ELF64 RELA). */
+static int
+object_calls (void *dl, const char *name)
+{
+#if defined(__ELF__) && defined(__x86_64__)
+  struct link_map *lm = NULL;
+  if (dlinfo (dl, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL || lm->l_ld == NULL)
+    return 0;
+  const ElfW (Sym) *sym = NULL;
+  const char *str = NULL;
+  const ElfW (Rela) *rel[2] = { NULL, NULL };
+  size_t relsz[2] = { 0, 0 };
+  for (const ElfW (Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; ++d)
+    {
+      /* ld.so relocates these in place on x86-64; add the base if not */
+      ElfW (Addr) a = d->d_un.d_ptr;
+      if (a < lm->l_addr)
+        a += lm->l_addr;
+      switch (d->d_tag)
+        {
+        case DT_SYMTAB: sym = (const void *)a; break;
+        case DT_STRTAB: str = (const void *)a; break;
+        case DT_RELA: rel[0] = (const void *)a; break;
+        case DT_RELASZ: relsz[0] = d->d_un.d_val; break;
+        case DT_JMPREL: rel[1] = (const void *)a; break;
+        case DT_PLTRELSZ: relsz[1] = d->d_un.d_val; break;
+        }
+    }
+  if (sym == NULL || str == NULL)
+    return 0;
+  for (int k = 0; k < 2; ++k)
+    for (size_t i = 0; rel[k] != NULL && i < relsz[k] / sizeof *rel[k]; ++i)
+      {
+        const ElfW (Sym) *s = &sym[ELF64_R_SYM (rel[k][i].r_info)];
+        if (ELF64_R_SYM (rel[k][i].r_info) != 0 && s->st_shndx == SHN_UNDEF
+            && strcmp (str + s->st_name, name) == 0)
+          return 1;
+      }
+#else
+  (void)dl, (void)name;
+#endif
+  return 0;
 }
 
 /* Loads <kernel>'s work-group function from the shared object PoCL's disk
@@ -312,6 +363,7 @@ generic_fn (_cl_command_node *cmd)
     }
   n->dl = dl;
   tt_atomic_init (&n->wg, wg);
+  n->prints = TP_PRINTF_BY_KERNEL && object_calls (dl, "pocl_flush_printf_buffer");
   /* Another thread may have entered it meanwhile (the load ran unlocked):
    * then that entry serves, and this load is undone. */
   pthread_mutex_lock (&fns.lock);

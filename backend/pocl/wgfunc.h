@@ -63,6 +63,9 @@ typedef struct tp_fn {
   void *dl;                       /* written by the compile thread before wg */
   unsigned refs;                  /* kernel objects and build jobs; fns.lock */
   int linked;                     /* in the table; fns.lock */
+  int prints;                     /* the function's object calls PoCL's
+                                     printf flush (generic ones; immutable
+                                     once entered) */
 } tp_fn;
 
 /* A kernel object's use of a specialised function: a list that only grows
