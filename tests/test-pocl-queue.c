@@ -460,7 +460,7 @@ QUEUE_TEST(enqueue_returns_before_kernel_ends) {
   free(flag);
 }
 
-/* Lazy submit (the default), with a grace period long enough that nothing
+/* Lazy submit (submit=lazy), with a grace period long enough that nothing
  * is left to chance: nothing runs at enqueue; clFinish runs the queue on the
  * finishing thread (no hand-off); a command nobody waits for runs on the
  * progress thread once the grace period is over. */
