@@ -250,15 +250,27 @@ tp_run_defined_builtin (_cl_command_node *cmd)
 #endif
 
 /* Prints what a participant's work-groups wrote to their printf buffer
- * (n bytes at buf).  PoCL's kernel library either wrote it out itself at
- * each printf (built with ENABLE_PRINTF_IMMEDIATE_FLUSH, as Debian's 7.1
- * is: configure reads it off the library, TEAMS_POCL_PRINTF_IMMEDIATE), or
- * left formatted text (3.1, 6.0) or, from 7.0, binary entries that
- * pocl_write_printf_buffer formats. */
+ * (n bytes at buf).  PoCL's kernel library either prints at each printf
+ * itself (built with ENABLE_PRINTF_IMMEDIATE_FLUSH, on by default from 4.0:
+ * Debian's 6.0 and 7.1) or leaves formatted text (3.1, 6.0 built without
+ * it) or, from 7.0, binary entries that pocl_write_printf_buffer formats.
+ * A 7.x library that prints itself calls pocl_flush_printf_buffer and
+ * still needs its buffer reset (configure reads that off the library:
+ * TEAMS_POCL_PRINTF_IMMEDIATE); a 4.0-6.x one writes each line to stdout
+ * with write(2) and leaves the buffer empty.  TP_PRINTF_SELF_CALL names
+ * what a kernel that prints by itself calls outside its object (wgfunc.c,
+ * object_calls): never "write" otherwise, as OpenCL C cannot call it. */
 #if TEAMS_POCL_PRINTF_IMMEDIATE
 #define TP_PRINTF_BY_KERNEL 1
 #else
 #define TP_PRINTF_BY_KERNEL 0
+#endif
+#if TP_POCL_AT_LEAST(7, 0)
+#define TP_PRINTF_SELF_CALL "pocl_flush_printf_buffer"
+#elif TP_POCL_AT_LEAST(4, 0)
+#define TP_PRINTF_SELF_CALL "write"
+#else
+#define TP_PRINTF_SELF_CALL NULL /* 3.1 always leaves text */
 #endif
 void tp_write_text (const char *buf, size_t n);
 static inline void

@@ -53,9 +53,9 @@
  * and output beyond it is dropped as there.  After the region (its end
  * orders every participant's copy before the caller's reads) the thread
  * that runs the command writes the records sorted by group.  Where PoCL's
- * kernel library prints at each printf itself (Debian's PoCL 7.1), the
- * output is PoCL's and the buffer only reset (pocl-compat.h,
- * tp_printf_flush); a kernel whose object calls that flush (wgfunc.c,
+ * kernel library prints at each printf itself (Debian's PoCL 6.0 and 7.1),
+ * the output is PoCL's and the buffer at most reset (pocl-compat.h,
+ * tp_printf_flush); a kernel whose object calls what prints it (wgfunc.c,
  * object_calls) then runs its groups in order on one participant.
  * Without memory for the arena a chunk writes its own output at once.
  *
@@ -722,7 +722,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
   /* Where PoCL's kernel library prints each line itself, a kernel that
    * prints runs its groups in order on one participant, so that its output
    * comes in group order (see printf). */
-  int in_order = TP_PRINTF_BY_KERNEL && tp_jit_prints (cmd);
+  int in_order = tp_jit_prints (cmd);
   if (cmd->device->parent_device != NULL)
     {
       size_t first, count;

@@ -201,7 +201,7 @@ int tp_jit_time_this (_cl_command_node *node, size_t groups);
 void tp_jit_timed (_cl_command_node *node, uint64_t ns, size_t groups);
 uint64_t tp_jit_predict_ns (_cl_command_node *node, size_t groups);
 /* resolve.c: where PoCL's kernel library prints each line itself
- * (TP_PRINTF_BY_KERNEL), whether node's kernel calls printf. */
+ * (TP_PRINTF_SELF_CALL), whether node's kernel calls printf. */
 int tp_jit_prints (_cl_command_node *node);
 
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */

@@ -80,9 +80,9 @@ open_wg (const char *path, const char *name, void **dl)
 
 /* Whether the loaded object dl calls `name` outside itself: a relocation
  * of its dynamic section names it as an undefined symbol.  Where PoCL's
- * kernel library prints at each printf (TP_PRINTF_BY_KERNEL), a kernel
- * that prints calls pocl_flush_printf_buffer in libpocl, and one that does
- * not has no such reference: read once per generic function loaded.  0
+ * kernel library prints at each printf, a kernel that prints calls
+ * TP_PRINTF_SELF_CALL (pocl-compat.h), and one that does not has no such
+ * reference: read once per generic function loaded.  0
  * where the object cannot be read so (not ELF64 RELA). */
 static int
 object_calls (void *dl, const char *name)
@@ -363,7 +363,7 @@ generic_fn (_cl_command_node *cmd)
     }
   n->dl = dl;
   tt_atomic_init (&n->wg, wg);
-  n->prints = TP_PRINTF_BY_KERNEL && object_calls (dl, "pocl_flush_printf_buffer");
+  n->prints = TP_PRINTF_SELF_CALL != NULL && object_calls (dl, TP_PRINTF_SELF_CALL);
   /* Another thread may have entered it meanwhile (the load ran unlocked):
    * then that entry serves, and this load is undone. */
   pthread_mutex_lock (&fns.lock);
