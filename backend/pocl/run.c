@@ -41,23 +41,11 @@
  * control bit differs (fp_* below; PoCL's save/set/restore calls cost
  * five writes per chunk, a visible share of an empty kernel's 0.6 us).
  *
- * printf: a launch's output comes out in work-group order, as on PoCL's
- * basic driver, whichever participants ran the groups and in whatever order
- * they finished.  A participant formats into its own buffer; at the end of
- * a chunk that printed, it reserves room in the launch's output (struct
- * tp_out: one fetch_add on `used`) and copies the chunk's bytes there
- * behind a header naming the chunk's first group.  The arena is allocated
- * by the first chunk that prints (published with a release CAS; a loser
- * frees its own), so a launch that prints nothing costs nothing; its room
- * is the device's printf buffer size, a command's on PoCL's own drivers,
- * and output beyond it is dropped as there.  After the region (its end
- * orders every participant's copy before the caller's reads) the thread
- * that runs the command writes the records sorted by group.  Where PoCL's
- * kernel library prints at each printf itself (Debian's PoCL 6.0 and 7.1),
- * the output is PoCL's and the buffer at most reset (pocl-compat.h,
- * tp_printf_flush); a kernel whose object calls what prints it (wgfunc.c,
- * object_calls) then runs its groups in order on one participant.
- * Without memory for the arena a chunk writes its own output at once.
+ * printf: a launch's output comes out in work-group order (output.c): a
+ * chunk that printed hands its bytes to the launch's output, which the
+ * thread that runs the command writes after the region; a kernel whose
+ * kernel library prints each line itself runs its groups in order on one
+ * participant.
  *
  * Failures: a kernel that flags its work-group failed (PoCL 7's
  * execution_failed), a program whose program-scope variables could not be
@@ -79,6 +67,7 @@
  * another host thread also has participant 0); allocating local memory per
  * work-group (pthread allocates once per thread; so do we, per thread). */
 #include "teams-pocl.h"
+#include "fpstate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,19 +108,6 @@ struct tp_launch {
    * and the command fails (see Out of memory). */
   _Atomic int *failed;
   struct tp_out *out; /* the launch's printf output (see printf) */
-};
-
-/* A launch's printf output (see printf at the top): records of
- * (first group, length, bytes), 8-aligned, in `text`, allocated by the
- * first chunk that prints. */
-struct tp_out {
-  _Atomic (char *) text;
-  _Atomic size_t used; /* bytes reserved, may run past cap */
-  size_t cap;
-};
-struct tp_out_rec {
-  size_t group;
-  size_t len;
 };
 
 /* One participant's view of its scratch (thread-local; the memory is the
@@ -204,78 +180,6 @@ part_setup (struct part *pt, const struct tp_launch *L)
   return 0;
 }
 
-/* The floating-point controls a work-group starts with (see the protocol):
- * fp_enter returns the caller's, fp_reset restores the work-group's before
- * each group, fp_leave restores the caller's. */
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <xmmintrin.h>
-/* MXCSR control bits: DAZ (6), exception masks (7-12), rounding (13-14),
- * FTZ (15); bits 0-5 are sticky exception flags, left alone. */
-#define TP_MXCSR_CONTROL 0xffc0u
-#define TP_MXCSR_FLUSH 0x8040u /* FTZ | DAZ */
-#define TP_MXCSR_ROUND 0x6000u
-
-typedef unsigned tp_fp;
-
-static inline tp_fp
-fp_target (unsigned ftz, unsigned cur)
-{
-  unsigned c = cur & TP_MXCSR_CONTROL & ~(TP_MXCSR_FLUSH | TP_MXCSR_ROUND);
-  return c | (ftz ? TP_MXCSR_FLUSH : 0); /* round to nearest: 0 */
-}
-
-static inline void
-fp_reset (tp_fp want)
-{
-  unsigned cur = _mm_getcsr ();
-  if ((cur & TP_MXCSR_CONTROL) != want)
-    _mm_setcsr ((cur & ~TP_MXCSR_CONTROL) | want);
-}
-
-static inline tp_fp
-fp_enter (unsigned ftz, tp_fp *want)
-{
-  unsigned cur = _mm_getcsr ();
-  *want = fp_target (ftz, cur);
-  fp_reset (*want);
-  return cur & TP_MXCSR_CONTROL;
-}
-
-static inline void
-fp_leave (tp_fp saved)
-{
-  fp_reset (saved);
-}
-#else
-typedef struct tp_fp {
-  unsigned rm, ftz;
-} tp_fp;
-
-static inline void
-fp_reset (tp_fp want)
-{
-  (void)want;
-  pocl_set_default_rm ();
-}
-
-static inline tp_fp
-fp_enter (unsigned ftz, tp_fp *want)
-{
-  tp_fp saved = { pocl_save_rm (), pocl_save_ftz () };
-  pocl_set_ftz (ftz);
-  pocl_set_default_rm ();
-  *want = saved;
-  return saved;
-}
-
-static inline void
-fp_leave (tp_fp saved)
-{
-  pocl_restore_ftz (saved.ftz);
-  pocl_restore_rm (saved.rm);
-}
-#endif
-
 /* Marks the calling participant in L->ran, once per launch (its first
  * chunk).  Work-groups run outside any region (run_on_team's and
  * run_on_subteam's last resorts) run on the caller: participant 0. */
@@ -289,93 +193,6 @@ note_ran (const struct tp_launch *L)
    * publishes the bits to the caller. */
   if ((size_t)q < TP_RAN_WORDS * 64)
     tt_atomic_fetch_or_acq_rel (&L->ran[q / 64], (uint64_t)1 << (q % 64));
-}
-
-static size_t
-rec_size (size_t len)
-{
-  return (sizeof (struct tp_out_rec) + len + 7) & ~(size_t)7;
-}
-
-/* A chunk that began at group `group` printed n bytes at buf: into the
- * launch's output (see printf), or at once where there is no room for it. */
-static void
-out_chunk (struct tp_out *o, size_t group, const char *buf, uint32_t n)
-{
-  char *text = tt_atomic_load_acquire (&o->text);
-  if (text == NULL)
-    {
-      char *mine = malloc (o->cap);
-      char *none = NULL;
-      if (mine != NULL && tt_atomic_cas_acq_rel (&o->text, &none, mine))
-        text = mine;
-      else
-        {
-          free (mine);
-          text = none; /* the winner's, or NULL without memory */
-        }
-    }
-  size_t need = rec_size (n);
-  size_t at = text != NULL ? tt_atomic_fetch_add_relaxed (&o->used, need)
-                           : SIZE_MAX;
-  if (at == SIZE_MAX || at > o->cap || o->cap - at < need)
-    {
-      if (text == NULL)
-        tp_printf_flush ((char *)buf, n); /* no arena: unordered, whole */
-      return; /* past the launch's room: dropped, as on PoCL's drivers */
-    }
-  struct tp_out_rec r = { group, n };
-  memcpy (text + at, &r, sizeof r);
-  memcpy (text + at + sizeof r, buf, n);
-}
-
-static int
-by_group (const void *a, const void *b)
-{
-  size_t x = (*(const struct tp_out_rec *const *)a)->group;
-  size_t y = (*(const struct tp_out_rec *const *)b)->group;
-  return x < y ? -1 : x > y;
-}
-
-/* After the region: the launch's output in group order, then the arena
- * freed.  Called by the thread that ran the command. */
-static void
-out_write (struct tp_out *o)
-{
-  char *text = tt_atomic_load_acquire (&o->text);
-  if (text == NULL)
-    return;
-  size_t used = tt_atomic_load_relaxed (&o->used);
-  if (used > o->cap)
-    used = o->cap;
-  size_t n = 0;
-  for (size_t at = 0; at + sizeof (struct tp_out_rec) <= used;)
-    {
-      const struct tp_out_rec *r = (const void *)(text + at);
-      if (at + rec_size (r->len) > used)
-        break;
-      at += rec_size (r->len);
-      n++;
-    }
-  const struct tp_out_rec **v = malloc (n * sizeof *v + 1);
-  size_t k = 0;
-  for (size_t at = 0; k < n; ++k)
-    {
-      const struct tp_out_rec *r = (const void *)(text + at);
-      if (v == NULL) /* without memory: in the order they came */
-        tp_printf_flush ((char *)(r + 1), (uint32_t)r->len);
-      else
-        v[k] = r;
-      at += rec_size (r->len);
-    }
-  if (v != NULL)
-    {
-      qsort (v, n, sizeof *v, by_group);
-      for (k = 0; k < n; ++k)
-        tp_printf_flush ((char *)(v[k] + 1), (uint32_t)v[k]->len);
-      free (v);
-    }
-  free (text);
 }
 
 static void
@@ -431,22 +248,8 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
       if (n > L->printf_cap)
         n = (uint32_t)L->printf_cap;
       if (!TP_PRINTF_BY_KERNEL)
-        out_chunk (L->out, begin, (const char *)pt->pc->printf_buffer, n);
+        tp_out_chunk (L->out, begin, (const char *)pt->pc->printf_buffer, n);
       pt->printf_pos = 0;
-    }
-}
-
-/* pocl-compat.h: a participant's printf output as text (PoCL 3.1, 6.0). */
-void
-tp_write_text (const char *b, size_t n)
-{
-  while (n > 0)
-    {
-      ssize_t w = write (STDOUT_FILENO, b, n);
-      if (w <= 0)
-        break;
-      b += w;
-      n -= (size_t)w;
     }
 }
 
@@ -740,7 +543,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
       tp_record_ran (cmd->device, r);
     }
   /* The region has ended: every participant's output is in `out`. */
-  out_write (&out);
+  tp_out_write (&out);
   if (tt_atomic_load_relaxed (&failed))
     rc = -1;
   if (t0 != 0)

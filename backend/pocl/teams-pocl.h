@@ -204,6 +204,21 @@ uint64_t tp_jit_predict_ns (_cl_command_node *node, size_t groups);
  * (TP_PRINTF_SELF_CALL), whether node's kernel calls printf. */
 int tp_jit_prints (_cl_command_node *node);
 
+/* ---- output.c: a launch's printf output in work-group order ------------------------ */
+/* The launch's arena: records of (first group, length, bytes), allocated
+ * by the first chunk that prints; cap is the device's printf buffer size. */
+struct tp_out {
+  _Atomic (char *) text;
+  _Atomic size_t used; /* bytes reserved, may run past cap */
+  size_t cap;
+};
+/* A chunk that began at group `group` printed n bytes at buf (any
+ * participant, during the region). */
+void tp_out_chunk (struct tp_out *o, size_t group, const char *buf, uint32_t n);
+/* After the region, by the thread that ran the command: the output in
+ * group order, and the arena freed. */
+void tp_out_write (struct tp_out *o);
+
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
 /* submit=auto: whether the ND-range node, ready at submit, may run at once
  * in the submitting thread (queue.c, Submit).  Its event locked. */
