@@ -39,6 +39,15 @@ static tt__way fixed_way(void) {
   return run ? (tt__way)(run - 1) : TT__WAYS;
 }
 
+/* Whether a way's threads spin now (tt__way_spins): the team's, when a
+ * worker is awake; OpenMP's, as lend.c reads the CPU time (asked only
+ * where lending is possible). */
+static bool spins(tt__way x) {
+  if (x == TT__WAY_TEAM)
+    return tt_atomic_load_relaxed(&tt__T.awake) > 0;
+  return x != TT__WAY_LEND || tt__lend_spinning();
+}
+
 /* The region, once m and p are what it runs (m >= 2, 2 <= p <= m) and the
  * caller is outside any chunk: the way (l: the loop's record, NULL for a
  * fixed way or a first-touch region), then the team.  all: first touch. */
@@ -63,7 +72,8 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   tt__way way = TT__WAY_TEAM;
   bool can_lend = !all && tt__lend_possible(me, p);
   if (!all)
-    way = tt__way_choose(&me->loops, l, m, mode, fixed_way(), can_lend, &plan);
+    way = tt__way_choose(&me->loops, l, m, mode, fixed_way(), can_lend, spins,
+                         &plan);
   tt__way_cost cost = {0, 0, 0, 0};
   uint64_t t0 = !plan.timed ? 0 : plan.t0 ? plan.t0 : tt__now_ns();
   tt__way ran = TT__WAY_TEAM;

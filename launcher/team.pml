@@ -95,6 +95,15 @@
 #else
 #define DELEG 0
 #endif
+/* -DNO_CLAIM: the holder claims no late participant's chunk (every worker
+ * comes in time); the worker's own claim stays.  For the configurations
+ * whose rules the claim does not touch (the sentinel's words, the tree's
+ * hand-on and join), whose state spaces it would multiply by 2.5-4. */
+#ifdef NO_CLAIM
+#define CLAIMS 0
+#else
+#define CLAIMS 1
+#endif
 
 #define NP (NW + 1)
 #if M > NW + 1
@@ -366,9 +375,9 @@ inline run_region(me, m, p, mode, keep) {
   :: mode == ST_STATIC && !tr ->
     if
 #ifdef MUT_CLAIM_RESYNC
-    :: true -> /* claims in a resync too: a worker may miss its word */
+    :: CLAIMS -> /* claims in a resync too: a worker may miss its word */
 #else
-    :: !keep -> /* claim_late (not in a resync): each chunk no worker claimed */
+    :: CLAIMS && !keep -> /* claim_late (not in a resync): each chunk no worker claimed */
 #endif
       /* Each claim is a CAS go: gw -> gw | CLAIM on its own worker's word
        * (the load before it decides nothing), then the chunk, which only

@@ -22,6 +22,11 @@ uint64_t tt__way_clock_cost(void) {
   return best;
 }
 
+static bool never(tt__way x) {
+  (void)x;
+  return false;
+}
+
 /* The cheapest of 16 looks on a scratch table, and a clock read.  Under the
  * lifecycle lock (the first start), so the scratch table is this call's. */
 uint64_t tt__way_look_cost(void) {
@@ -33,7 +38,7 @@ uint64_t tt__way_look_cost(void) {
     tt__way_plan plan;
     tt__loop *l = tt__loop_find(&scratch, &key, 2, 2);
     tt__way w = tt__way_choose(&scratch, l, 2, TT__MODE_STATIC, TT__WAYS,
-                               false, &plan);
+                               false, never, &plan);
     tt__way_cost c = {1000, 0, 0, a + 1000};
     tt__way_record(&scratch, &plan, w, &c);
     uint64_t b = tt__now_ns();

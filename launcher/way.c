@@ -2,11 +2,12 @@
  * alone.  The rule is docs/protocol.md item 43, one paragraph, and its
  * constants are the table under it; this file keeps it and names its
  * parts as the paragraph does.  Each way is to the rule what its
- * properties are, and nothing else: its estimate (est), whether it runs on
- * the caller alone (`alone`: its bound, work / 1, is then its cost, and no
- * threads of its own compete with another way's), and its linger (how long
- * its threads spin after its last region).  Only the thread that owns a
- * table reads or writes it, holding the team or not: no synchronization. */
+ * properties are, and nothing else: its estimate (est), its bound (work
+ * over its threads: `alone` marks the way on the caller alone, whose bound
+ * is its cost), its linger (how long its threads spin after its last
+ * region) and whether they spin now (tt__way_spins, asked of the caller).
+ * Only the thread that owns a table reads or writes it, holding the team
+ * or not: no synchronization. */
 #include <string.h>
 
 #include "prim.h"
@@ -86,24 +87,27 @@ static float bound(const tt__loop *l, int x) {
   return alone[x] ? l->work : l->work / (float)l->p;
 }
 
-/* What trying x is charged before its first trial (or after a new level):
- * its linger, when cur runs threads beside the caller for x's lingering
- * threads to compete with. */
-static float first_charge(const tt__loop *l, int x) {
-  return alone[l->cur] ? 0 : (float)linger_ns[x];
+/* What trying x is charged before its first trial in the loop (or after a
+ * new level): what its last trial on this thread cost, in any loop, or its
+ * linger when its threads do not spin now (the trial would wake them),
+ * whichever is more. */
+static float first_charge(const tt__loops *t, tt__way_spins spins, int x) {
+  float linger = linger_ns[x] && !spins((tt__way)x) ? (float)linger_ns[x] : 0;
+  return t->charge[x] > linger ? t->charge[x] : linger;
 }
 
 /* The way whose trial is due, or NONE: it could win (its bound is below
  * cur's estimate) and the loop has spent TRIAL_DIV times its charge since it
  * last ran; of several, the one furthest past its budget. */
-static tt__way due(const tt__loop *l, unsigned can) {
+static tt__way due(const tt__loops *t, const tt__loop *l, unsigned can,
+                   tt__way_spins spins) {
   tt__way best = NONE;
   float most = 1;
   for (int x = 0; x < TT__WAYS; x++) {
     if (x == l->cur || !(can >> x & 1) ||
         (l->work > 0 && bound(l, x) >= l->est[l->cur]))
       continue;
-    float charge = l->est[x] > 0 ? l->charge[x] : first_charge(l, x);
+    float charge = l->est[x] > 0 ? l->charge[x] : first_charge(t, spins, x);
     float over = charge > 0 ? l->since[x] / (TRIAL_DIV * charge) : 1e30f;
     if (over >= most) {
       most = over;
@@ -126,18 +130,22 @@ static void end_trial(tt__loops *t, tt__loop *l, int x) {
   float old = l->est[x];
   l->est[x] = steady + share;
   l->trial = NONE;
+  t->charge[x] = 0;
   if (x == l->cur) { /* cur measured again: a new level forgets the others */
     l->steady = steady;
     if (l->est[x] > LEVEL * old || l->est[x] * LEVEL < old)
       for (int y = 0; y < TT__WAYS; y++)
-        l->est[y] = y == x ? l->est[y] : 0;
+        l->est[y] = y == x ? l->est[y] : 0; /* first trials again */
     return;
   }
   if (l->est[x] * (1 + MARGIN) < l->est[l->cur]) { /* x becomes cur */
     int was = l->cur;
     l->cur = (uint8_t)x;
     l->steady = steady;
-    l->charge[was] = first_charge(l, was);
+    /* coming back would keep its threads spinning beside x's */
+    l->charge[was] = t->charge[was] > (float)linger_ns[was]
+                         ? t->charge[was]
+                         : (float)linger_ns[was];
     t->switches++;
     return;
   }
@@ -149,6 +157,7 @@ static void end_trial(tt__loops *t, tt__loop *l, int x) {
   l->charge[x] = excess > floor ? excess : floor;
   if (l->first > LEVEL * steady)
     l->charge[x] += (float)linger_ns[x];
+  t->charge[x] = l->charge[x];
 }
 
 /* A region of the trial of x, which started at `start`: past the
@@ -201,7 +210,8 @@ static void complete(tt__loops *t, tt__loop *l, uint64_t now) {
 }
 
 tt__way tt__way_choose(tt__loops *t, tt__loop *l, size_t m, tt__mode mode,
-                       tt__way fixed, bool can_lend, tt__way_plan *plan) {
+                       tt__way fixed, bool can_lend, tt__way_spins spins,
+                       tt__way_plan *plan) {
   plan->loop = l;
   plan->timed = false;
   plan->m = m;
@@ -230,7 +240,7 @@ tt__way tt__way_choose(tt__loops *t, tt__loop *l, size_t m, tt__mode mode,
   if (l->trial != NONE && !(can >> l->trial & 1))
     l->trial = NONE;
   if (l->trial == NONE && fixed == NONE) {
-    tt__way x = due(l, can);
+    tt__way x = due(t, l, can, spins);
     if (x != NONE)
       start_trial(t, l, x);
   }

@@ -62,7 +62,8 @@ typedef struct tt__loop {
 #define TT__LOOPS 64
 typedef struct tt__loops {
   tt__loop loop[TT__LOOPS];
-  uint64_t last_end[TT__WAYS]; /* when this thread's last region of each way ended */
+  /* per way: what its last trial on this thread was charged (0: it won) */
+  float charge[TT__WAYS];
   /* what the rule did, for TEAMS_DEBUG's report at exit */
   uint64_t timed[TT__WAYS], trials[TT__WAYS], switches;
 } tt__loops;
@@ -103,12 +104,18 @@ typedef struct tt__way_cost {
   uint64_t end_ns;   /* the clock at the end */
 } tt__way_cost;
 
+/* Whether way x's threads spin now: asked only when a first trial of x is
+ * weighed, which would wake them (and be charged their linger) unless they
+ * do. */
+typedef bool (*tt__way_spins)(tt__way x);
+
 /* The way the loop's next region runs.  fixed is TEAMS_RUN's way
  * (TT__WAYS: the rule's choice); can_lend whether lend.c could run this
  * region now (tt__lend_possible).  l may be NULL only with a fixed way
  * (then nothing is timed).  Per calling thread, no lock. */
 tt__way tt__way_choose(tt__loops *t, tt__loop *l, size_t m, tt__mode mode,
-                       tt__way fixed, bool can_lend, tt__way_plan *plan);
+                       tt__way fixed, bool can_lend, tt__way_spins spins,
+                       tt__way_plan *plan);
 
 /* Records what a timed region cost; `ran` is the way it ran (which may
  * differ from the choice: the team was busy, or could not lend). */

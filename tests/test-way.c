@@ -55,6 +55,7 @@ struct world {
   double batch_gap;
   unsigned ran[TT__WAYS];
   double spent;       /* ns over all regions */
+  bool team_fixed;    /* TEAMS_RUN=team */
 };
 
 static double team_plain(const world *w) {
@@ -66,6 +67,18 @@ static const char key; /* a site no real loop has */
 static tt__loops tab; /* the synthetic tests' own table */
 static uint64_t virtual_now; /* the rule's clock: the running world's */
 static uint64_t clock_of_world(void) { return virtual_now; }
+static uint64_t omp_spin; /* OpenMP's threads spin this long after a region */
+static const world *running; /* the world run() is running */
+
+/* Whose threads spin now, in the running world: the team's workers for
+ * 100 us after a team region, OpenMP's for omp_spin after a lent one. */
+static bool spins_in_world(tt__way x) {
+  if (x == TT__WAY_TEAM)
+    return running->last_team && running->now - running->last_team < 100 * US;
+  if (x == TT__WAY_LEND)
+    return running->last_lend && running->now - running->last_lend < omp_spin;
+  return true;
+}
 
 /* Runs n regions of the world's loop; returns the way the last one took. */
 static tt__way run(world *w, unsigned n) {
@@ -74,8 +87,10 @@ static tt__way run(world *w, unsigned n) {
     tt__way_plan plan;
     virtual_now = w->now;
     tt__loop *l = tt__loop_find(&tab, &key, w->p, w->p);
-    way = tt__way_choose(&tab, l, w->p, TT__MODE_STATIC, TT__WAYS,
-                         w->lend_cost > 0, &plan);
+    running = w;
+    way = tt__way_choose(&tab, l, w->p, TT__MODE_STATIC,
+                         w->team_fixed ? TT__WAY_TEAM : TT__WAYS,
+                         w->lend_cost > 0, spins_in_world, &plan);
     double ns;
     tt__way_cost c = {0, 0, 0, 0};
     if (way == TT__WAY_SERIAL) {
@@ -84,6 +99,8 @@ static tt__way run(world *w, unsigned n) {
       c.own_chunks = w->p;
     } else if (way == TT__WAY_LEND) {
       ns = w->lend_cost_of ? w->lend_cost_of(w) : w->lend_cost;
+      if (omp_spin && !spins_in_world(TT__WAY_LEND))
+        ns += 40 * US; /* OpenMP's threads wake up */
     } else {
       ns = w->team_cost(w);
       c.own_ns = (uint64_t)(w->work / (double)w->p);
@@ -125,6 +142,7 @@ static tt__loop peek(const world *w) {
  * team_plain), OpenMP's threads omp_spin_ns. */
 static void fresh(uint64_t omp_spin_ns) {
   memset(&tab, 0, sizeof tab);
+  omp_spin = omp_spin_ns;
   tt__way_init(CLOCK_NS, 2 * CLOCK_NS, 100 * US, omp_spin_ns);
   tt__way_test_clock(clock_of_world);
 }
@@ -324,6 +342,44 @@ Test(way, a_batch_gap_counts_for_every_way) {
                (w.spent - spent) / 1e6, best / 1e6);
 }
 
+/* A team trial that read a wake-up is tried again: the loop of the
+ * process that ran one OpenMP loop, slept, then runs 2 us chunks on the
+ * team (2.6 us a region; 4 on the caller alone, 3.3 lent).  The regions
+ * in the first 60 us after the workers woke read 6.8 us, so the team's
+ * first trial does, and the caller alone wins it; the team is tried again
+ * within its charge and wins.  OpenMP's threads sleep (5 ms after a lent
+ * region; lending wakes them, 40 us, and the team then runs at 6 us while
+ * they spin): lending, charged that, is never tried.  The first 2000
+ * regions cost within 10% of TEAMS_RUN=team's. */
+static uint64_t team_woke_at;
+static double team_woken(const world *w) {
+  if (!w->last_team || w->now - w->last_team > 100 * US) {
+    team_woke_at = w->now;
+    return (40 + 6.8) * US;
+  }
+  if (w->now - team_woke_at < 60 * US)
+    return 6.8 * US;
+  if (w->last_lend && w->now - w->last_lend < 5000 * US)
+    return 6 * US;
+  return 2.6 * US;
+}
+
+Test(way, a_team_trial_that_read_a_wake_up_is_tried_again) {
+  world base = {.work = 4 * US, .p = 2, .team_cost = team_woken, .lend_cost = 3.3 * US};
+  world fixed = base;
+  fixed.team_fixed = true;
+  fresh(5000 * US);
+  run(&fixed, 2000);
+  fresh(5000 * US);
+  world w = base;
+  run(&w, 2000);
+  cr_assert_lt(w.spent, fixed.spent * 1.1, "2000 regions: %.3g ms, the team alone %.3g",
+               w.spent / 1e6, fixed.spent / 1e6);
+  cr_assert_eq(w.ran[TT__WAY_LEND], 0, "lent %u regions", w.ran[TT__WAY_LEND]);
+  run(&w, 20000);
+  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM);
+}
+
 /* Regions run until the loop is on the caller alone, no trial under way
  * (at most limit). */
 static unsigned regions_until_the_caller(world *w, unsigned limit) {
@@ -394,12 +450,12 @@ Test(way, a_fixed_way_runs_only_that_way) {
   tt__way_plan plan;
   static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_LEND};
   for (int k = 0; k < 3; k++) {
-    cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, fixed[k], true, &plan),
+    cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, fixed[k], true, NULL, &plan),
                  fixed[k]);
     cr_assert_null(plan.loop);
     cr_assert(!plan.timed);
   }
-  cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, TT__WAY_LEND, false, &plan),
+  cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, TT__WAY_LEND, false, NULL, &plan),
                TT__WAY_TEAM, "nothing to lend to: the team");
   /* with a record: cheap regions the rule would run on the caller alone */
   for (int k = 0; k < 3; k++) {
@@ -407,7 +463,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
     for (int i = 0; i < 2000; i++) {
       virtual_now += 1000;
       tt__loop *l = tt__loop_find(&tab, &key, 2, 2);
-      cr_assert_eq(tt__way_choose(&tab, l, 2, TT__MODE_STATIC, fixed[k], true, &plan),
+      cr_assert_eq(tt__way_choose(&tab, l, 2, TT__MODE_STATIC, fixed[k], true, NULL, &plan),
                    fixed[k]);
       cr_assert_eq(l->trial, TT__WAYS, "a trial under a fixed way");
       tt__way_cost c = {10, 5, 1, virtual_now};
