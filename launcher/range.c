@@ -23,8 +23,8 @@
  *   - otherwise auto reads the loop's record, the one the way's rule keeps
  *     for it (way.h: the site -- the function, or the kernel the driver
  *     names -- its length's class and p; one look per region), where the
- *     way's timing leaves the last timed region's own time on the team or
- *     OpenMP's threads (par_ns).  A loop whose region took at least
+ *     way's timing leaves the last timed region's own time (last_ns), on
+ *     whichever way it ran.  A loop whose region took at least
  *     AUTO_LONG_NS runs with the steal schedule, its units
  *     coarsened to at most UNITS_PER_P per participant (a multiple of
  *     the grain); one that took less than AUTO_SHORT_NS runs greedy, over
@@ -357,7 +357,7 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
     rc = tt__team_run_loop(greedy_chunk, &g, g.grains, p, TT__MODE_GREEDY, l,
                            NULL);
   }
-  float ns = l->par_ns;
+  float ns = l->last_ns;
   if (ns > 0) {
     l->steal = (int8_t)(steal ? ns >= AUTO_SHORT_NS : ns >= AUTO_LONG_NS);
     if (steal && !l->steal)

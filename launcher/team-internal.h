@@ -20,7 +20,9 @@
 
 /* How the participants of a region share its m chunks. */
 typedef enum tt__mode {
-  /* m == p: chunk c runs on participant c; the caller waits for every one. */
+  /* m == p: chunk c runs on participant c, or on the caller when that
+   * participant has not claimed it by the time the caller's own ran
+   * (docs/protocol.md item 10); the caller waits for the chunks claimed. */
   TT__MODE_STATIC,
   /* chunks from one atomic counter; participants that have not joined when
    * the chunks run out are not waited for. */
@@ -30,9 +32,10 @@ typedef enum tt__mode {
    * joined by then never run.  For schedules that rescue the work of
    * participants that did not start (the steal schedule). */
   TT__MODE_EACH,
-  /* TT__MODE_STATIC that always runs on the team's own workers, never on
-   * the caller alone or OpenMP's threads, whatever they cost (way.c): for
-   * first touch, whose page placement outlasts the region. */
+  /* TT__MODE_STATIC that always runs on the team's own workers, chunk c on
+   * participant c, never on the caller alone or OpenMP's threads, whatever
+   * they cost (way.c), and never claimed by the caller: for first touch,
+   * whose page placement outlasts the region. */
   TT__MODE_STATIC_ALL
 } tt__mode;
 

@@ -10,6 +10,7 @@
  * or not: no synchronization. */
 #include <string.h>
 
+#include "atomic.h"
 #include "prim.h"
 #include "way.h"
 
@@ -22,16 +23,19 @@
 #define LEVEL 2.0f
 
 static const bool alone[TT__WAYS] = {[TT__WAY_SERIAL] = true};
-static uint64_t linger_ns[TT__WAYS];
-static float clock_ns, look_ns = 1; /* set by tt__way_init */
+/* Set at every team start (tt__way_init) while other threads may run the
+ * rule on their tables: relaxed atomics, read through these. */
+static _Atomic uint64_t linger_at[TT__WAYS], clock_at, look_at = 1;
 static uint64_t (*now_ns)(void) = tt__now_ns;
+
+static float linger(int x) { return (float)tt_atomic_load_relaxed(&linger_at[x]); }
 
 void tt__way_init(uint64_t clock, uint64_t look, uint64_t team_linger,
                   uint64_t lend_linger) {
-  clock_ns = (float)clock;
-  look_ns = look ? (float)look : 1;
-  linger_ns[TT__WAY_TEAM] = team_linger;
-  linger_ns[TT__WAY_LEND] = lend_linger;
+  tt_atomic_store_relaxed(&clock_at, clock);
+  tt_atomic_store_relaxed(&look_at, look ? look : 1);
+  tt_atomic_store_relaxed(&linger_at[TT__WAY_TEAM], team_linger);
+  tt_atomic_store_relaxed(&linger_at[TT__WAY_LEND], lend_linger);
 }
 
 void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns; }
@@ -92,8 +96,8 @@ static float bound(const tt__loop *l, int x) {
  * linger when its threads do not spin now (the trial would wake them),
  * whichever is more. */
 static float first_charge(const tt__loops *t, tt__way_spins spins, int x) {
-  float linger = linger_ns[x] && !spins((tt__way)x) ? (float)linger_ns[x] : 0;
-  return t->charge[x] > linger ? t->charge[x] : linger;
+  float l = linger(x) > 0 && !spins((tt__way)x) ? linger(x) : 0;
+  return t->charge[x] > l ? t->charge[x] : l;
 }
 
 /* The way whose trial is due, or NONE: it could win (its bound is below
@@ -143,9 +147,7 @@ static void end_trial(tt__loops *t, tt__loop *l, int x) {
     l->cur = (uint8_t)x;
     l->steady = steady;
     /* coming back would keep its threads spinning beside x's */
-    l->charge[was] = t->charge[was] > (float)linger_ns[was]
-                         ? t->charge[was]
-                         : (float)linger_ns[was];
+    l->charge[was] = t->charge[was] > linger(was) ? t->charge[was] : linger(was);
     t->switches++;
     return;
   }
@@ -153,10 +155,10 @@ static void end_trial(tt__loops *t, tt__loop *l, int x) {
    * reads that timed them), and its linger when its first region showed
    * that it woke its threads, as if the loop waited while they spin. */
   float excess = l->cost - (float)l->tried * l->est[l->cur];
-  float floor = (float)l->tried * look_ns;
+  float floor = (float)l->tried * (float)tt_atomic_load_relaxed(&look_at);
   l->charge[x] = excess > floor ? excess : floor;
   if (l->first > LEVEL * steady)
-    l->charge[x] += (float)linger_ns[x];
+    l->charge[x] += linger(x);
   t->charge[x] = l->charge[x];
 }
 
@@ -167,7 +169,7 @@ static void trial_region(tt__loops *t, tt__loop *l, int x, float cost,
                          uint64_t start) {
   if (l->tried++ == 0) {
     l->first = cost;
-    l->until = start + (x == l->cur ? 0 : linger_ns[l->cur]);
+    l->until = start + (x == l->cur ? 0 : (uint64_t)linger(l->cur));
   }
   l->cost += cost;
   if (l->tried >= 2 && (start >= l->until || cost < l->est[l->cur]))
@@ -250,7 +252,8 @@ tt__way tt__way_choose(tt__loops *t, tt__loop *l, size_t m, tt__mode mode,
     return (tt__way)l->trial;
   }
   /* the looks' cost stays under 1/TT__OVERHEAD_DIV of the regions' */
-  float k = l->est[l->cur] > 0 ? look_ns * TT__OVERHEAD_DIV / l->est[l->cur] : 0;
+  float look = (float)tt_atomic_load_relaxed(&look_at);
+  float k = l->est[l->cur] > 0 ? look * TT__OVERHEAD_DIV / l->est[l->cur] : 0;
   l->skip = (uint32_t)k;
   l->stride = l->skip + 1;
   return way;
@@ -262,13 +265,13 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   if (!l || !plan->timed)
     return;
   t->timed[ran]++;
-  float ns = (float)c->ns > clock_ns ? (float)c->ns - clock_ns : 1;
+  float clock = (float)tt_atomic_load_relaxed(&clock_at);
+  float ns = (float)c->ns > clock ? (float)c->ns - clock : 1;
   if (c->own_chunks) { /* the caller's chunks, scaled to all: the work */
     float all = (float)c->own_ns * (float)plan->m / (float)c->own_chunks;
     l->work = l->work > 0 ? l->work + (all - l->work) / SETTLED : all;
   }
-  if (!alone[ran])
-    l->par_ns = ns;
+  l->last_ns = ns;
   l->pend_way = (uint8_t)ran; /* complete when the loop's next region starts */
   l->pend_ns = ns;
   l->pend_end = c->end_ns;

@@ -50,9 +50,9 @@ typedef struct tt__loop {
   uint8_t pend_way; /* TT__WAYS: none pending */
   float pend_ns;
   uint64_t pend_end;
-  /* range.c's auto schedule: the last timed region's own time on the team
-   * or lent, ns; steal (1), greedy over `chunks` chunks (0), unknown (-1) */
-  float par_ns;
+  /* range.c's auto schedule: the last timed region's own time, ns; steal
+   * (1), greedy over `chunks` chunks (0), unknown (-1) */
+  float last_ns;
   int8_t steal;
   uint32_t chunks;
 } tt__loop;
