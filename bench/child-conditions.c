@@ -38,6 +38,7 @@
  *   child --cell solo|batchB|pairs|once|steps|two --kind empty|work --team P --label SYS
  *         --metric NAME [--change mask|quota] [--quick] [--round R] */
 #include "mix.h"
+#include "args.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -169,32 +170,22 @@ int main(int argc, char **argv) {
   const char *label = "conditions", *metric = "cell", *cell = NULL, *kind = "empty",
              *chg = NULL;
   size_t p = 0;
+  unsigned round = 0; /* the driver passes it to every child; a cell's
+                         samples do not depend on it */
   int quick = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--quick"))
-      quick = 1;
-    else if (!strcmp(a, "--label") && v)
-      label = argv[++i];
-    else if (!strcmp(a, "--metric") && v)
-      metric = argv[++i];
-    else if (!strcmp(a, "--cell") && v)
-      cell = argv[++i];
-    else if (!strcmp(a, "--kind") && v)
-      kind = argv[++i];
-    else if (!strcmp(a, "--change") && v)
-      chg = argv[++i];
-    else if (!strcmp(a, "--team") && v)
-      p = (size_t)strtoul(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--round") && v)
-      ++i;
-    else {
-      fprintf(stderr, "usage: %s --cell solo|batchB|pairs|once|steps|two --kind empty|work "
-                      "--team P --label SYS --metric NAME [--change mask|quota] "
-                      "[--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  const bench_arg args[] = {
+      {"--cell", BENCH_ARG_TEXT, &cell, "solo|batchB|pairs|once|steps|two", "the pattern of regions"},
+      {"--kind", BENCH_ARG_TEXT, &kind, "empty|work", "the region's chunks"},
+      {"--team", BENCH_ARG_SIZE, &p, "P", "participants per region"},
+      {"--label", BENCH_ARG_TEXT, &label, "SYS", "the system's name in the rows"},
+      {"--metric", BENCH_ARG_TEXT, &metric, "NAME", "the metric's name in the rows"},
+      {"--change", BENCH_ARG_TEXT, &chg, "mask|quota", "what changes while it runs"},
+      {"--quick", BENCH_ARG_FLAG, &quick, NULL, "fewer samples"},
+      {"--round", BENCH_ARG_UINT, &round, "R", "the round"},
+  };
+  int rc = BENCH_ARGS(argc, argv, args, NULL);
+  if (rc >= 0)
+    return rc;
   if (!cell || p < 2 || p > BENCH_MAX_P) {
     fprintf(stderr, "%s: want --cell and --team 2..%d\n", argv[0], BENCH_MAX_P);
     return 2;

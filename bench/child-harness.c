@@ -8,13 +8,16 @@
  * interleaves the cases of the section sample by sample and rotates their
  * order by the round number, so that no case always runs first.
  *
- *   child --section NAME --round R --team T [--quick] [--label SYSTEM]
+ *   child --section NAME --team T [--round R] [--quick] [--label SYSTEM]
  *
+ * (bench_child_main's table; the sections are sections.h's HARNESS rows).
  * T is the team size the driver asked for (it also set TEAMS_NUM_THREADS and
  * OMP_NUM_THREADS); SYSTEM replaces ops->system in the printed rows (the
  * driver runs the teams child as "teams", "teams-team", "teams-sentinel" and
  * "teams-tree"). */
 #include "bench.h"
+#include "args.h"
+#include "sections.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -662,6 +665,8 @@ static void wake_body(void *arg) {
  * The idle cost of a sample is the workers' CPU time over the interval from
  * the end of the previous launch to the end of this one (gap + launch). */
 static void section_wake(void) {
+  if (!H.ops->wake)
+    return; /* the system does not take part (bench_ops) */
   static const unsigned count_full[WAKE_GAPS] = {100, 40, 20};
   static const unsigned count_quick[WAKE_GAPS] = {20, 8, 4};
   const unsigned *count = H.quick ? count_quick : count_full;
@@ -714,51 +719,46 @@ static void section_wake(void) {
 
 /* ---- main -------------------------------------------------------------------- */
 
-/* Time budgets in seconds (full, --quick): well above what a round takes on
- * a quiet machine; the idle section's window is fixed instead. */
+/* The sections a child measures (sections.h: those run by HARNESS), with
+ * their time budgets in seconds (full, --quick): well above what a round
+ * takes on a quiet machine; 0 where the section bounds itself. */
+#define HARNESS_ROW(name, title, baseline, rounds, quick_rounds, flags, budget,  \
+                    quick_budget, how, fn, derive, systems)                     \
+  {#name, BENCH_HARNESS_##how(fn), budget, quick_budget},
 static const struct {
   const char *name;
-  void (*run)(void);
+  void (*run)(void); /* NULL: not measured by the harness */
   double budget, quick_budget;
-} sections[] = {
-    {"empty", section_empty, 4, 0.4}, {"axpy", section_axpy, 12, 1.0},
-    {"grid", section_grid, 15, 1.0},  {"idle", section_idle, 0, 0},
-    {"wake", section_wake, 20, 0.6},
-};
+} sections[] = {BENCH_SECTIONS(HARNESS_ROW)};
+#define NSECTIONS (sizeof sections / sizeof sections[0])
 
-static int usage(const char *argv0) {
-  fprintf(stderr,
-          "usage: %s --section empty|axpy|grid|idle|wake --team T "
-          "[--round R] [--quick] [--label SYSTEM]\n"
-          "  (a child of teams-bench: prints raw samples, one per line)\n",
-          argv0);
+static int usage(const char *argv0, const bench_arg *args, size_t nargs) {
+  bench_args_usage(stderr, argv0, args, nargs);
+  fprintf(stderr, "  (a child of teams-bench: prints raw samples, one per line); sections:");
+  for (size_t i = 0; i < NSECTIONS; i++)
+    if (sections[i].run)
+      fprintf(stderr, " %s", sections[i].name);
+  fprintf(stderr, "\n");
   return 2;
 }
 
 int bench_child_main(int argc, char **argv, const bench_ops *ops) {
   H.ops = ops;
   H.system = ops->system;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--quick"))
-      H.quick = 1;
-    else if (!strcmp(a, "--section") && v)
-      H.section = v, i++;
-    else if (!strcmp(a, "--label") && v)
-      H.system = v, i++;
-    else if (!strcmp(a, "--round") && v)
-      H.round = (unsigned)strtoul(v, NULL, 10), i++;
-    else if (!strcmp(a, "--team") && v)
-      H.team = (size_t)strtoul(v, NULL, 10), i++;
-    else
-      return usage(argv[0]);
-  }
-  if (!H.section || H.team < 1 || H.team > BENCH_MAX_P)
-    return usage(argv[0]);
-  for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-    if (!strcmp(sections[i].name, H.section)) {
-      if (!strcmp(H.section, "wake") && !ops->wake)
-        return 0;
+  const bench_arg args[] = {
+      {"--section", BENCH_ARG_TEXT, &H.section, "NAME", "the section to measure"},
+      {"--team", BENCH_ARG_SIZE, &H.team, "T", "the team size the driver asked for"},
+      {"--round", BENCH_ARG_UINT, &H.round, "R", "the round: rotates the cases' order"},
+      {"--quick", BENCH_ARG_FLAG, &H.quick, NULL, "fewer samples"},
+      {"--label", BENCH_ARG_TEXT, &H.system, "SYSTEM",
+       "the system's name in the rows (default: the child's own)"},
+  };
+  const size_t nargs = sizeof args / sizeof args[0];
+  if (bench_args_parse(argc, argv, args, nargs) != BENCH_ARGS_OK || !H.section ||
+      H.team < 1 || H.team > BENCH_MAX_P)
+    return usage(argv[0], args, nargs);
+  for (size_t i = 0; i < NSECTIONS; i++)
+    if (sections[i].run && !strcmp(sections[i].name, H.section)) {
       double budget = H.quick ? sections[i].quick_budget : sections[i].budget;
       H.deadline = bench_now_ns() + (int64_t)(budget * 1e9);
       ops->setup(H.team);
@@ -770,5 +770,5 @@ int bench_child_main(int argc, char **argv, const bench_ops *ops) {
         printf("note\t%s: %s\n", H.system, n);
       return fflush(stdout) == 0 ? 0 : 1;
     }
-  return usage(argv[0]);
+  return usage(argv[0], args, nargs);
 }

@@ -21,6 +21,7 @@
  * work-groups of one work-item doing the same work, enqueue + clFinish.
  * team_alone is then that kernel alone in the OpenMP process. */
 #include "mix.h"
+#include "args.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -56,25 +57,20 @@ static void sample(const char *label, const char *metric, const char *unit,
 int main(int argc, char **argv) {
   const char *label = "interop", *section = NULL;
   size_t p = 0;
+  unsigned round = 0; /* the driver passes it to every child; the batches
+                         alternate the same way in every round */
   int quick = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--quick"))
-      quick = 1;
-    else if (!strcmp(a, "--label") && v)
-      label = argv[++i];
-    else if (!strcmp(a, "--team") && v)
-      p = (size_t)strtoul(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--section") && v)
-      section = argv[++i];
-    else if (!strcmp(a, "--round") && v)
-      ++i;
-    else {
-      fprintf(stderr, "usage: %s --section interop --team T [--round R] "
-                      "[--quick] [--label SYSTEM]\n", argv[0]);
-      return 2;
-    }
-  }
+  const bench_arg args[] = {
+      {"--section", BENCH_ARG_TEXT, &section, "interop", "the section (its only one)"},
+      {"--team", BENCH_ARG_SIZE, &p, "T", "participants per region"},
+      {"--round", BENCH_ARG_UINT, &round, "R", "the round"},
+      {"--quick", BENCH_ARG_FLAG, &quick, NULL, "fewer samples"},
+      {"--label", BENCH_ARG_TEXT, &label, "SYSTEM", "the system's name in the rows"},
+  };
+  int rc = BENCH_ARGS(argc, argv, args, NULL);
+  if (rc >= 0)
+    return rc;
+  /* the one section of this program (sections.h: interop, CHILD) */
   if (!section || strcmp(section, "interop") != 0 || p == 0 || p > BENCH_MAX_P) {
     fprintf(stderr, "%s: want --section interop and --team 1..%d\n", argv[0],
             BENCH_MAX_P);

@@ -1,5 +1,5 @@
 # teams-bench-cl: the OpenCL rows (the teams PoCL driver against PoCL's
-# pthread and basic drivers).  bench/teams-bench runs it after its own
+# cpu and cpu-minimal drivers).  bench/teams-bench runs it after its own
 # sections, from this directory, with the same --tsv / --quick flags.
 if(NOT TT_BUILD_POCL OR NOT TARGET teams_pocl)
   message(STATUS "teams: OpenCL benchmark (teams-bench-cl) left out: no PoCL driver built")

@@ -21,7 +21,7 @@ typedef struct bench_conditions_opt {
   const char *dir;    /* where the children are */
   size_t cpus;        /* p */
   int quick, tsv;
-  unsigned rounds;    /* 0: the default */
+  unsigned rounds;    /* --rounds, else the section's (sections.h) */
   const char *cells;  /* only cells whose name contains this, or NULL */
   const char *plot;   /* --plot FILE, or NULL */
 } bench_conditions_opt;

@@ -22,7 +22,7 @@
 #error "build with -DBENCH_OMP_SYSTEM=libgomp or libomp"
 #endif
 
-/* Units of bench_row_body per chunk: ~2 us on the 2-core build machines. */
+/* Units of bench_row_body per chunk: about 2 us (docs/measurements.md). */
 #define MIX_CHUNK_UNITS 2000
 
 static volatile double mix_sink[BENCH_MAX_P * 8];

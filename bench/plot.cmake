@@ -1,6 +1,5 @@
-# The --plot test (included by bench/CMakeLists.txt after cl.cmake: the
-# fragments go in name order, so teams-bench-cl exists here when it is
-# built).  bench/plot-check.sh runs quick sections with --tsv and --plot
+# The --plot test (included by bench/CMakeLists.txt after cl.cmake, so
+# teams-bench-cl exists here when it is built).  bench/plot-check.sh runs quick sections with --tsv and --plot
 # into the build tree and checks each SVG against the same run's rows; it
 # checks no timing.  Not in the sanitizer builds (the pictures do not depend
 # on how the library is compiled), and only with gnuplot (Debian:

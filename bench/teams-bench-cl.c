@@ -1,5 +1,5 @@
-/* teams-bench-cl: the teams PoCL driver against PoCL's pthread and basic
- * drivers.
+/* teams-bench-cl: the teams PoCL driver against the PoCL's own cpu and
+ * cpu-minimal drivers (3.1: pthread and basic).
  *
  * One PoCL per process (two libpocl instances abort, and the drivers live
  * in different ICD prefixes), so every device is measured by a child: this
@@ -20,14 +20,15 @@
  * also drawn with gnuplot into FILE-SECTION.svg (plot.c).
  *
  * Sections (lower is better everywhere):
- *   cl-launch  empty kernel enqueue+finish; 1000 enqueues + one finish;
+ *   cl-launch  empty kernel enqueue+finish; 5000 enqueues + one finish;
  *              START - QUEUED of an enqueue+finish on a profiling queue
  *              (clpeak's kernel launch latency)
- *   cl-sync    the same samples against basic/threads: PoCL's synchronous
- *              basic driver in a process that also has idle threads (the
- *              floor for any parallel driver: in a single-threaded
- *              process glibc takes cheaper paths, which plain `basic`
- *              measures), with basic beside it
+ *   cl-sync    the same samples against cpu-minimal/threads: PoCL's
+ *              synchronous cpu-minimal driver (3.1: basic) in a process
+ *              that also has idle threads (the floor for any parallel
+ *              driver: in a single-threaded process glibc takes cheaper
+ *              paths, which plain cpu-minimal measures), with cpu-minimal
+ *              beside it
  *   cl-axpy    axpy on 1e7 doubles, local 64 and NULL local
  *   cl-tri     the triangular kernel (row i costs i + 1), local 16
  *              (these two also as teams/greedy: the driver with
@@ -57,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cl-sources.h"
 #include "table.h"
 #include "teams-pocl-info.h"
@@ -90,18 +92,21 @@ typedef struct device_def {
   int idle_threads;    /* threads the child starts and leaves blocked */
 } device_def;
 
-/* basic/threads: how many idle threads (blocked in a condition variable)
+/* cpu-minimal/threads: how many idle threads (blocked in a condition variable)
  * its child starts before it opens OpenCL. */
 #define TT_BENCH_IDLE_THREADS 3
 
+/* PoCL's own drivers by their names from PoCL 4 on, cpu and cpu-minimal
+ * (3.1 calls them pthread and basic); POCL_DEVICES=pthread and basic
+ * select them in every release. */
 static const device_def devices[] = {
     {"teams", "teams", TT_POCL_VENDORS, NULL, 0},
     {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy", 0},
     /* One participant: the serial time, so that ideal = serial / CPUs. */
     {"teams/serial", "teams", TT_POCL_VENDORS, "cu=1", 0},
-    {"pthread", "pthread", TT_POCL_SYSTEM_VENDORS, NULL, 0},
-    {"basic", "basic", TT_POCL_VENDORS, NULL, 0},
-    {"basic/threads", "basic", TT_POCL_VENDORS, NULL, TT_BENCH_IDLE_THREADS},
+    {"cpu", "pthread", TT_POCL_SYSTEM_VENDORS, NULL, 0},
+    {"cpu-minimal", "basic", TT_POCL_VENDORS, NULL, 0},
+    {"cpu-minimal/threads", "basic", TT_POCL_VENDORS, NULL, TT_BENCH_IDLE_THREADS},
 };
 #define NDEVICES (sizeof devices / sizeof devices[0])
 
@@ -120,27 +125,29 @@ typedef struct section_def {
 } section_def;
 
 static const section_def sections[] = {
-    {"cl-launch", "OpenCL launch overhead, empty kernel (1 item)", "pthread",
-     "launch", 7, 3, {"teams", "pthread", "basic", "basic/threads", NULL},
+    {"cl-launch", "OpenCL launch overhead, empty kernel (1 item)", "cpu",
+     "launch", 7, 3, {"teams", "cpu", "cpu-minimal", "cpu-minimal/threads", NULL},
      {NULL}, NULL, 0, 0, NULL},
-    {"cl-sync", "empty kernel against PoCL's synchronous basic driver in a "
-     "process with idle threads (cl-launch's samples)", "basic/threads", NULL,
-     0, 0, {"teams", "pthread", "basic", "basic/threads", NULL},
-     {"empty enqueue+finish", "1000 enqueues+finish",
+    {"cl-sync", "empty kernel against PoCL's synchronous cpu-minimal driver in a "
+     "process with idle threads (cl-launch's samples)", "cpu-minimal/threads", NULL,
+     0, 0, {"teams", "cpu", "cpu-minimal", "cpu-minimal/threads", NULL},
+     {"empty enqueue+finish", "5000 enqueues+finish",
       "START - QUEUED"}, NULL, 0, 0, NULL},
-    {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "pthread", "axpy", 5, 3,
-     {"teams", "teams/greedy", "pthread", NULL}, {NULL}, NULL, 0, 0, NULL},
+    {"cl-axpy", "axpy on 1e7 doubles, enqueue+finish", "cpu", "axpy", 5, 3,
+     {"teams", "teams/greedy", "cpu", "cpu-minimal", NULL}, {NULL}, NULL, 0, 0, NULL},
     {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
-     "pthread", "tri", 5, 3,
-     {"teams", "teams/greedy", "teams/serial", "pthread", NULL}, {NULL}, NULL, 0, 0, NULL},
+     "cpu", "tri", 5, 3,
+     {"teams", "teams/greedy", "teams/serial", "cpu", "cpu-minimal", NULL}, {NULL},
+     NULL, 0, 0, NULL},
     {"cl-first", "build and first launch of axpy (2^16 items, local 64)",
-     "pthread", "first", 3, 2, {"teams", "pthread", NULL}, {NULL}, NULL, 0, 0, NULL},
+     "cpu", "first", 3, 2, {"teams", "cpu", "cpu-minimal", NULL}, {NULL}, NULL, 0, 0,
+     NULL},
     {"cl-blas", "CLBlast routines, row-major, a call + clFinish (results "
-     "checked)", "pthread", "blas", 8, 3, {"teams", "pthread", NULL}, {NULL},
+     "checked)", "cpu", "blas", 8, 3, {"teams", "cpu", "cpu-minimal", NULL}, {NULL},
      TT_NO_CLBLAST, 0, 0, NULL},
     {"cl-blas-run", "a whole program: the ssymm sequence of a CLBlast test "
-     "(288 calls, results checked)", "pthread", "blas-run", 4, 2,
-     {"teams", "pthread", NULL}, {NULL}, TT_NO_CLBLAST, 3, 2,
+     "(288 calls, results checked)", "cpu", "blas-run", 4, 2,
+     {"teams", "cpu", NULL}, {NULL}, TT_NO_CLBLAST, 3, 2,
      "ssymm sequence, whole process"},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
@@ -229,13 +236,27 @@ static void child_launch(void) {
     }
     sample("empty enqueue+finish", "us", (now_s() - t0) / per * 1e6);
   }
+  /* Two work-groups of one item: a launch the team can spread. */
+  size_t two = 2;
+  for (int i = 0; i < 50; i++) {
+    CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &two, &one, 0, NULL, NULL));
+    CHECK(clFinish(cl.q));
+  }
+  for (int b = 0; b < batches; b++) {
+    double t0 = now_s();
+    for (int i = 0; i < per; i++) {
+      clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &two, &one, 0, NULL, NULL);
+      clFinish(cl.q);
+    }
+    sample("empty 2-item enqueue+finish", "us", (now_s() - t0) / per * 1e6);
+  }
   int reps = opt.quick ? 3 : 5;
   for (int r = 0; r < reps; r++) {
     double t0 = now_s();
-    for (int i = 0; i < 1000; i++)
+    for (int i = 0; i < 5000; i++)
       clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &one, &one, 0, NULL, NULL);
     CHECK(clFinish(cl.q));
-    sample("1000 enqueues+finish", "us/kernel", (now_s() - t0) / 1000 * 1e6);
+    sample("5000 enqueues+finish", "us/kernel", (now_s() - t0) / 5000 * 1e6);
   }
   /* What clpeak reports as kernel launch latency: START - QUEUED of a
    * command enqueued and then waited for (clFinish). */
@@ -386,7 +407,7 @@ static void child_first(const char *cache) {
   clReleaseKernel(k);
 }
 
-/* The child's idle threads (basic/threads): each blocks for good on a
+/* The child's idle threads (cpu-minimal/threads): each blocks for good on a
  * condition variable nobody signals; the process's exit ends them. */
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
@@ -654,43 +675,34 @@ static void report(const section_def *s) {
     opt.plot_failed = 1;
 }
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: teams-bench-cl [--tsv] [--quick] [--section NAME] "
-             "[--plot FILE.svg]\n"
-             "  --tsv      section, system, metric, unit, median, p90, ratio per "
-             "line\n"
-             "  --quick    fewer rounds and samples (under a minute)\n"
-             "  --section  one of:");
+static const char *child_section; /* --child SECTION: this process is a child */
+
+static const bench_arg args[] = {
+    {"--tsv", BENCH_ARG_FLAG, &opt.tsv, NULL,
+     "section, system, metric, unit, median, p90, ratio per line"},
+    {"--quick", BENCH_ARG_FLAG, &opt.quick, NULL, "fewer rounds and samples (under a minute)"},
+    {"--section", BENCH_ARG_TEXT, &opt.only, "NAME", "one section (below)"},
+    {"--plot", BENCH_ARG_TEXT, &opt.plot, "FILE.svg",
+     "also draw each section with gnuplot into FILE-SECTION.svg\n"
+     "(FILE without its .svg)"},
+    {"--child", BENCH_ARG_TEXT, &child_section, "SECTION",
+     "(internal) measure one round of a child section here"},
+};
+
+/* What the usage text adds to the options': the sections. */
+static void usage_more(FILE *f) {
+  fprintf(f, "sections:");
   for (size_t i = 0; i < NSECTIONS; i++)
     fprintf(f, " %s", sections[i].name);
-  fprintf(f, "\n  --plot     also draw each section with gnuplot into "
-             "FILE-SECTION.svg\n             (FILE without its .svg)\n");
+  fprintf(f, "\n");
 }
 
 int main(int argc, char **argv) {
-  const char *child = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--tsv"))
-      opt.tsv = 1;
-    else if (!strcmp(a, "--quick"))
-      opt.quick = 1;
-    else if (!strcmp(a, "--section") && v)
-      opt.only = v, i++;
-    else if (!strcmp(a, "--plot") && v)
-      opt.plot = v, i++;
-    else if (!strcmp(a, "--child") && v)
-      child = v, i++;
-    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    } else {
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (child)
-    return child_main(child);
+  int rc = BENCH_ARGS(argc, argv, args, usage_more);
+  if (rc >= 0)
+    return rc;
+  if (child_section)
+    return child_main(child_section);
   if (opt.plot && bench_plot_check(opt.plot) != 0)
     return 1;
 
@@ -706,7 +718,7 @@ int main(int argc, char **argv) {
         one = &sections[i];
     if (!one) {
       fprintf(stderr, "teams-bench-cl: no section %s\n", opt.only);
-      usage(stderr);
+      usage_more(stderr);
       return 2;
     }
   }
@@ -717,8 +729,8 @@ int main(int argc, char **argv) {
     spawn_child(&devices[i], "warm", NULL, cache, 0);
   }
   if (!opt.tsv)
-    printf("teams-bench-cl: the teams PoCL driver against PoCL pthread and "
-           "basic%s; each device in its own processes, rounds alternating; "
+    printf("teams-bench-cl: the teams PoCL driver against PoCL's cpu and "
+           "cpu-minimal drivers%s; each device in its own processes, rounds alternating; "
            "median and p90 of the samples, ratio paired per round\n",
            opt.quick ? ", quick" : "");
   for (size_t i = 0; i < NSECTIONS; i++) {

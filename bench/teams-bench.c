@@ -2,8 +2,10 @@
  *
  * Two OpenMP runtimes cannot live in one process, so every system is a
  * separate child program (teams-bench-child-teams, -libgomp, -libomp,
- * -onetbb, found next to this one).  A child measures one round of one section and prints raw
- * samples (bench.h has the line format).  For each section this driver runs
+ * -onetbb, found next to this one).  A child measures one round of one
+ * section and prints raw samples (bench.h has the line format).  The
+ * sections, their systems and rounds are the registry's (sections.h).  For
+ * each section this driver runs
  * round after round; in a round every system runs once, in an order rotated
  * by the round number, so systems alternate within seconds of each other and
  * each takes every position.  Samples are pooled per row (section, system,
@@ -17,8 +19,10 @@
  * bench/cl.cmake) from the same directory if it exists, with the same --tsv,
  * --quick and --plot flags, and its output follows.  --plot FILE draws each
  * section into FILE-SECTION.svg with gnuplot (plot.c). */
+#include "args.h"
 #include "bench.h"
 #include "driver.h"
+#include "sections.h"
 #include "table.h"
 
 #include <errno.h>
@@ -65,30 +69,25 @@ static const system_def systems[] = {
 };
 #define NSYSTEMS (sizeof systems / sizeof systems[0])
 
+/* A section (sections.h, the registry), as the driver runs it. */
 typedef struct section_def {
   const char *name, *title;
   const char *baseline; /* default --baseline */
   unsigned rounds, quick_rounds;
-  int idle_team;        /* team of max(P, 3), loops of team - 1 */
-  const char *systems[NSYSTEMS + 1];
+  int flags;            /* BENCH_IDLE_TEAM, BENCH_NOT_QUICK */
+  int in_parent;        /* run by this process (PARENT), not by children */
+  int (*run)(const bench_conditions_opt *o); /* PARENT's function */
+  void (*derive)(const struct section_def *s); /* rows derived before the report */
+  const char *systems;  /* blank-separated, in report order */
 } section_def;
 
-static const section_def sections[] = {
-    {"empty", "empty launch: static m == p, greedy m == 64", "libgomp", 7, 3, 0,
-     {"teams", "teams-team", "teams-tree", "libgomp", "libomp", "oneTBB", NULL}},
-    {"axpy", "axpy on 1e7 doubles against the STREAM triad limit", "libgomp", 5, 3, 0,
-     {"teams", "libgomp", "libomp", "oneTBB", NULL}},
-    {"grid", "uneven grids (4096 rows) and uniform axpy by schedule", "libgomp", 5, 3, 0,
-     {"teams", "libgomp", "libomp", "oneTBB", NULL}},
-    {"idle", "back-to-back loops leaving one worker out", "libgomp", 5, 3, 1,
-     {"teams-team", "teams-sentinel", "libgomp", "libomp", "oneTBB", NULL}},
-    {"wake", "wake-up latency after an idle gap", "libgomp", 5, 3, 0,
-     {"teams-team", "teams-sentinel", "libgomp", "libomp", NULL}},
-    {"interop", "OpenMP and team regions alternating in one process", "libgomp+teams",
-     5, 3, 0,
-     {"libgomp+teams", "libgomp+teams-bound", "libomp+teams", "libomp+teams-bound",
-      "libgomp+cl", "libomp+cl", NULL}},
-};
+static void derive_axpy(const section_def *s);
+
+#define DRIVER_ROW(name, title, baseline, rounds, quick_rounds, flags, budget,    \
+                   quick_budget, how, fn, derive, systems)                       \
+  {#name, title, baseline, rounds, quick_rounds, flags, BENCH_HOW_##how(fn),     \
+   derive, systems},
+static const section_def sections[] = {BENCH_SECTIONS(DRIVER_ROW)};
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
 static struct {
@@ -105,12 +104,29 @@ static struct {
 
 /* ---- report order ------------------------------------------------------------- */
 
+/* The k-th name of s's systems into buf; false past the last. */
+static int section_system(const section_def *s, size_t k, char *buf, size_t len) {
+  const char *w = s->systems;
+  for (;;) {
+    w += strspn(w, " ");
+    size_t n = strcspn(w, " ");
+    if (!n)
+      return 0;
+    if (k-- == 0) {
+      snprintf(buf, len, "%.*s", (int)n, w);
+      return 1;
+    }
+    w += n;
+  }
+}
+
 /* A system's place in its section's list (its name before any '/'). */
 static size_t system_order(const void *ctx, const char *system) {
   const section_def *s = ctx;
   size_t len = strcspn(system, "/");
-  for (size_t i = 0; s->systems[i]; i++)
-    if (strlen(s->systems[i]) == len && !strncmp(s->systems[i], system, len))
+  char name[64];
+  for (size_t i = 0; section_system(s, i, name, sizeof name); i++)
+    if (strlen(name) == len && !strncmp(name, system, len))
       return i;
   return NSYSTEMS;
 }
@@ -277,14 +293,19 @@ static const system_def *system_named(const char *name) {
 }
 
 static size_t section_team(const section_def *s) {
-  return s->idle_team && opt.cpus < 3 ? 3 : opt.cpus;
+  return (s->flags & BENCH_IDLE_TEAM) && opt.cpus < 3 ? 3 : opt.cpus;
+}
+
+static unsigned section_rounds(const section_def *s) {
+  return opt.rounds ? opt.rounds : opt.quick ? s->quick_rounds : s->rounds;
 }
 
 static void run_section(const section_def *s) {
   const system_def *run[NSYSTEMS];
   size_t n = 0;
-  for (size_t i = 0; s->systems[i]; i++) {
-    const system_def *sys = system_named(s->systems[i]);
+  char name[64];
+  for (size_t i = 0; n < NSYSTEMS && section_system(s, i, name, sizeof name); i++) {
+    const system_def *sys = system_named(name);
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", opt.dir, sys->program);
     if (access(path, X_OK) == 0)
@@ -292,7 +313,7 @@ static void run_section(const section_def *s) {
     else
       bench_note("%s: %s was not built; its rows are missing", sys->name, sys->program);
   }
-  unsigned rounds = opt.rounds ? opt.rounds : opt.quick ? s->quick_rounds : s->rounds;
+  unsigned rounds = section_rounds(s);
   for (unsigned r = 0; r < rounds; r++)
     for (size_t j = 0; j < n; j++)
       run_child(s, run[(j + r) % n], r, section_team(s));
@@ -348,9 +369,8 @@ static void derive_axpy(const section_def *s) {
 static void report(const section_def *s, double seconds) {
   char run[160], title[400];
   snprintf(run, sizeof run, "p = %zu%s; %u rounds in %.1f s", section_team(s),
-           s->idle_team ? ", loops use p - 1" : "",
-           opt.rounds ? opt.rounds : opt.quick ? s->quick_rounds : s->rounds,
-           seconds);
+           (s->flags & BENCH_IDLE_TEAM) ? ", loops use p - 1" : "",
+           section_rounds(s), seconds);
   if (!opt.tsv) {
     printf("\n== %s: %s (%s; ratio vs %s)\n", s->name, s->title, run,
            baseline_of(s));
@@ -367,32 +387,54 @@ static void report(const section_def *s, double seconds) {
 
 /* ---- main ----------------------------------------------------------------------- */
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: teams-bench [--tsv] [--quick] [--section NAME] [--baseline SYSTEM]\n"
-          "                   [--rounds N] [--threads P] [--plot FILE.svg]\n"
-          "  --tsv        print section, system, metric, unit, median, p90, ratio\n"
-          "               separated by tabs, one row a line, no header\n"
-          "  --quick      fewer rounds and samples: the whole run in under a minute\n"
-          "  --section    run one section:");
+static const bench_arg args[] = {
+    {"--tsv", BENCH_ARG_FLAG, &opt.tsv, NULL,
+     "print section, system, metric, unit, median, p90, ratio\n"
+     "separated by tabs, one row a line, no header"},
+    {"--quick", BENCH_ARG_FLAG, &opt.quick, NULL,
+     "fewer rounds and samples: the whole run in under a minute"},
+    {"--section", BENCH_ARG_TEXT, &opt.only, "NAME",
+     "run one section (below; other names go to teams-bench-cl)"},
+    {"--baseline", BENCH_ARG_TEXT, &opt.baseline, "SYSTEM",
+     "system the ratio column compares with (default: each\n"
+     "section's); a schedule too, e.g. libgomp/guided"},
+    {"--rounds", BENCH_ARG_UINT, &opt.rounds, "N", "rounds per section (default: each section's, below)"},
+    {"--cells", BENCH_ARG_TEXT, &opt.cells, "TEXT",
+     "the conditions section's cells whose name has TEXT\n"
+     "(e.g. \"libomp batch\", \"quota\"; default: all)"},
+    {"--threads", BENCH_ARG_SIZE, &opt.cpus, "P",
+     "participants per region (default: the CPUs this process\n"
+     "may run on); the idle section uses max(P, 3)"},
+    {"--plot", BENCH_ARG_TEXT, &opt.plot, "FILE.svg",
+     "also draw each section with gnuplot into\n"
+     "FILE-SECTION.svg (FILE without its .svg)"},
+};
+
+/* What the usage text adds to the options': the registry's sections, and the
+ * systems. */
+static void usage_more(FILE *f) {
+  fprintf(f, "sections (rounds, --quick rounds; baseline):\n");
   for (size_t i = 0; i < NSECTIONS; i++)
-    fprintf(f, " %s", sections[i].name);
-  fprintf(f, " conditions");
-  fprintf(f, "\n               (other names go to teams-bench-cl)\n"
-             "  --baseline   system the ratio column compares with (default: each\n"
-             "               section's, libgomp); a schedule too, e.g. libgomp/guided\n"
-             "  --rounds     rounds per section (default 5-7, quick 3; conditions\n"
-             "               3, quick 2)\n"
-             "  --cells TEXT the conditions section's cells whose name has TEXT\n"
-             "               (e.g. \"libomp batch\", \"quota\"; default: all)\n"
-             "  --threads    participants per region (default: the CPUs this process\n"
-             "               may run on); the idle section uses max(P, 3)\n"
-             "  --plot       also draw each section with gnuplot into\n"
-             "               FILE-SECTION.svg (FILE without its .svg)\n"
-             "systems:");
+    fprintf(f, "  %-12s %s (%u, %u; %s)%s\n", sections[i].name, sections[i].title,
+            sections[i].rounds, sections[i].quick_rounds, sections[i].baseline,
+            sections[i].flags & BENCH_NOT_QUICK ? ", not in a whole --quick run" : "");
+  fprintf(f, "systems:");
   for (size_t i = 0; i < NSYSTEMS; i++)
     fprintf(f, " %s", systems[i].name);
   fprintf(f, "\n");
+}
+
+/* Every system the registry names is one of ours. */
+static int registry_ok(void) {
+  char name[64];
+  for (size_t i = 0; i < NSECTIONS; i++)
+    for (size_t k = 0; section_system(&sections[i], k, name, sizeof name); k++)
+      if (!system_named(name)) {
+        fprintf(stderr, "teams-bench: section %s names an unknown system %s "
+                        "(bench/sections.h)\n", sections[i].name, name);
+        return 0;
+      }
+  return 1;
 }
 
 static int run_cl(void) {
@@ -425,32 +467,11 @@ static int run_cl(void) {
 }
 
 int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--tsv"))
-      opt.tsv = 1;
-    else if (!strcmp(a, "--quick"))
-      opt.quick = 1;
-    else if (!strcmp(a, "--section") && v)
-      opt.only = v, i++;
-    else if (!strcmp(a, "--cells") && v)
-      opt.cells = v, i++;
-    else if (!strcmp(a, "--baseline") && v)
-      opt.baseline = v, i++;
-    else if (!strcmp(a, "--rounds") && v)
-      opt.rounds = (unsigned)strtoul(v, NULL, 10), i++;
-    else if (!strcmp(a, "--threads") && v)
-      opt.cpus = (size_t)strtoul(v, NULL, 10), i++;
-    else if (!strcmp(a, "--plot") && v)
-      opt.plot = v, i++;
-    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    } else {
-      usage(stderr);
-      return 2;
-    }
-  }
+  int rc = BENCH_ARGS(argc, argv, args, usage_more);
+  if (rc >= 0)
+    return rc;
+  if (!registry_ok())
+    return 2;
   if (opt.cpus == 0) {
     cpu_set_t set;
     opt.cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (size_t)CPU_COUNT(&set) : 1;
@@ -475,12 +496,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < NSECTIONS; i++)
       if (!strcmp(sections[i].name, opt.only))
         one = &sections[i];
-  int conditions = !opt.only ? !opt.quick : !strcmp(opt.only, "conditions");
-  if (opt.only && !one && !conditions) { /* not ours: perhaps an OpenCL section */
-    int rc = run_cl();
+  if (opt.only && !one) { /* not ours: perhaps an OpenCL section */
+    rc = run_cl();
     if (rc < 0) {
       fprintf(stderr, "teams-bench: no section %s\n", opt.only);
-      usage(stderr);
+      usage_more(stderr);
       return 2;
     }
     return rc;
@@ -492,24 +512,25 @@ int main(int argc, char **argv) {
            opt.cpus, opt.quick ? ", quick" : "");
   for (size_t i = 0; i < NSECTIONS; i++) {
     const section_def *s = &sections[i];
-    if ((one && one != s) || (opt.only && !one))
+    if ((one && one != s) || (!one && opt.quick && (s->flags & BENCH_NOT_QUICK)))
       continue;
+    if (s->in_parent) {
+      bench_conditions_opt co = {opt.dir, opt.cpus, opt.quick, opt.tsv,
+                                 section_rounds(s), opt.cells, opt.plot};
+      if (s->run(&co) != 0)
+        opt.plot_failed = 1;
+      fflush(stdout);
+      continue;
+    }
     int64_t t0 = bench_now_ns();
     run_section(s);
-    if (!strcmp(s->name, "axpy"))
-      derive_axpy(s);
+    if (s->derive)
+      s->derive(s);
     report(s, (double)(bench_now_ns() - t0) / 1e9);
     fflush(stdout);
   }
-  if (conditions) {
-    bench_conditions_opt co = {opt.dir, opt.cpus, opt.quick, opt.tsv, opt.rounds,
-                               opt.cells, opt.plot};
-    if (bench_conditions(&co) != 0)
-      opt.plot_failed = 1;
-    fflush(stdout);
-  }
   bench_print_notes(opt.tsv);
-  if (!one && !(opt.only && conditions) && run_cl() > 0)
+  if (!one && run_cl() > 0)
     return 1;
   return opt.plot_failed;
 }

@@ -1,14 +1,15 @@
 # Debian packages (CPack, DEB generator), one per install component:
-#   libteams0    lib    libteams.so.0
+#   libteams0.1  lib    libteams.so.0.1 (named for the soname, TT_SOVERSION)
 #   libteams-dev dev    headers (but mpi.h), libteams.so, libteams.a, the
 #                       CMake package, teams.pc
 #   teams-pocl   pocl   the driver in its private PoCL prefix, teams-run
 #   teams-tools  tools  teams-info, teams-demo, teams-sim
-#   libteams-mpi mpi    libteams-mpi.so.0, teams/mpi.h and its CMake targets
+#   libteams-mpi mpi    libteams-mpi.so.0.1, teams/mpi.h and its CMake targets
 #                       (teams::mpi), when MPI was found
 # `cpack` in the build tree writes them (docs/packaging.md).  The
 # driver shares PoCL's private struct layouts, so teams-pocl depends on the
-# exact libpocl2 it was built against.
+# exact libpocl it was built against (libpocl2 on Debian 12, libpocl2t64
+# from Debian 13).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME teams)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -28,7 +29,7 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${TT_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)   # "libteams0 (= 0.1.0-1)"
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)   # "libteams0.1 (= 0.1.0-1)"
 
 set(CPACK_COMPONENTS_ALL lib dev tools)
 if(TARGET teams_pocl)
@@ -38,8 +39,8 @@ if(TARGET teams_mpi)
   list(APPEND CPACK_COMPONENTS_ALL mpi)
 endif()
 
-# libteams0: its Depends from dpkg-shlibdeps (libc6, libhwloc15).
-set(CPACK_DEBIAN_LIB_PACKAGE_NAME libteams0)
+# libteams<soversion>: its Depends from dpkg-shlibdeps (libc6, libhwloc15).
+set(CPACK_DEBIAN_LIB_PACKAGE_NAME libteams${TT_SOVERSION})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_LIB_PACKAGE_SHLIBDEPS ON)
 string(CONCAT CPACK_COMPONENT_LIB_DESCRIPTION
@@ -72,7 +73,7 @@ if(TARGET teams_pocl)
   set(CPACK_DEBIAN_POCL_PACKAGE_SECTION libs)
   set(CPACK_COMPONENT_POCL_DEPENDS lib)
   set(CPACK_DEBIAN_POCL_PACKAGE_DEPENDS
-    "libpocl2 (= ${TT_POCL_BUILT_AGAINST}), ocl-icd-libopencl1")
+    "${TT_POCL_PACKAGE} (= ${TT_POCL_BUILT_AGAINST}), ocl-icd-libopencl1")
   string(CONCAT CPACK_COMPONENT_POCL_DESCRIPTION
   "teams device driver for PoCL\n"
   "Runs unmodified OpenCL programs on the teams thread team: a PoCL CPU\n"
@@ -85,7 +86,7 @@ if(TARGET teams_mpi)
   set(CPACK_DEBIAN_MPI_PACKAGE_NAME libteams-mpi)
   set(CPACK_DEBIAN_MPI_PACKAGE_SECTION libs)
   set(CPACK_COMPONENT_MPI_DEPENDS lib)
-  # dpkg-shlibdeps cannot resolve libteams.so.0 (ours, not installed), so
+  # dpkg-shlibdeps cannot resolve libteams.so (ours, not installed), so
   # the MPI library's package is named from the library CMake found.
   set(tt_mpi_pkg "")
   foreach(lib ${MPI_C_LIBRARIES})

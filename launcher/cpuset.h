@@ -27,63 +27,19 @@
  * cpuset.  The set is also the candidate set for pinning (TEAMS_PIN), and
  * unpinned workers get it as their mask.
  *
- * Everything that reads the system goes through tt__cpuset_read; the rules
- * are pure functions of what it read (tt__cpuset_decide and the parsers
- * below), so tests feed them synthetic inputs. */
+ * The masks and their text are cpumask.h's, the cgroup's files cgroup.h's;
+ * this header is the rule and its inputs.  Everything that reads the system
+ * goes through tt__cpuset_read and tt__cpuset_look; the rule is a pure
+ * function of what they read (tt__cpuset_decide, with tt__mpi_local and
+ * tt__cpuset_share), so tests feed it synthetic inputs. */
 #ifndef TEAMS_CPUSET_H
 #define TEAMS_CPUSET_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "prim.h"
 
-#define TT__MASK_CPUS ((int)(sizeof(tt__cpumask) * 8))
-
-static inline void tt__mask_zero(tt__cpumask *m) {
-  for (size_t i = 0; i < sizeof m->bits / sizeof m->bits[0]; i++)
-    m->bits[i] = 0;
-}
-static inline void tt__mask_set(tt__cpumask *m, int cpu) {
-  if (cpu >= 0 && cpu < TT__MASK_CPUS)
-    m->bits[cpu / (8 * (int)sizeof(unsigned long))] |=
-        1ul << (cpu % (8 * (int)sizeof(unsigned long)));
-}
-static inline bool tt__mask_isset(const tt__cpumask *m, int cpu) {
-  return cpu >= 0 && cpu < TT__MASK_CPUS &&
-         (m->bits[cpu / (8 * (int)sizeof(unsigned long))] >>
-          (cpu % (8 * (int)sizeof(unsigned long)))) & 1;
-}
-size_t tt__mask_count(const tt__cpumask *m);
-bool tt__mask_equal(const tt__cpumask *a, const tt__cpumask *b);
-/* out = a & b (out may be a or b) */
-void tt__mask_and(tt__cpumask *out, const tt__cpumask *a, const tt__cpumask *b);
-
-/* A Linux CPU list ("0-3,8,10-11", a trailing newline allowed, "" empty)
- * into m.  Returns the number of CPUs, or TT_EINVAL (then m is empty). */
-int tt__cpulist_parse(const char *text, tt__cpumask *m);
-/* m as a CPU list, NUL-terminated and truncated to len like snprintf;
- * returns the length it needed. */
-size_t tt__cpulist_format(const tt__cpumask *m, char *buf, size_t len);
-
-/* cgroup v2 cpu.max ("max 100000", "150000 100000") into *cpus: the quota
- * in CPUs, 0 for no limit.  Returns 0 or TT_EINVAL. */
-int tt__cgroup_max_parse(const char *text, double *cpus);
-/* cgroup v1 cpu.cfs_quota_us ("-1": no limit) and cpu.cfs_period_us. */
-int tt__cgroup_cfs_parse(const char *quota, const char *period, double *cpus);
-/* The cgroup path in /proc/self/cgroup text: of the v1 hierarchy whose
- * controllers include `controller`, or the v2 one ("0::") when controller is
- * NULL.  Returns 0, or TT_EINVAL when there is no such line. */
-int tt__cgroup_path_parse(const char *text, const char *controller, char *out,
-                          size_t len);
-/* The mount point and root of that hierarchy in /proc/self/mountinfo text
- * (fstype cgroup with the controller among its options, or cgroup2). */
-int tt__mountinfo_cgroup(const char *text, const char *controller, char *mnt,
-                         size_t mnt_len, char *root, size_t root_len);
-/* The tightest CPU quota (in CPUs, 0: none) of the cgroup at mnt + rel and
- * of its ancestors up to mnt, whose files are cpu.max (v2) or
- * cpu.cfs_quota_us and cpu.cfs_period_us (v1).  Files missing or unreadable
- * set no limit.  Returns 0 or TT_EINVAL. */
-int tt__cgroup_quota_at(const char *mnt, const char *rel, bool v1, double *cpus);
+#include "cgroup.h"
+#include "cpumask.h"
 
 /* The node-local MPI rank and rank count a launcher put into the
  * environment (get is getenv, or a test's table): Open MPI's
@@ -123,27 +79,16 @@ typedef struct tt__cpuset {
 /* The rules above, applied to in. */
 void tt__cpuset_decide(const tt__cpuset_in *in, tt__cpuset *out);
 
-/* Where a look reads the cgroup's CPU set and quota: resolved once (from
- * /proc/self/cgroup and /proc/self/mountinfo), then re-read from the start
- * by every look, as Go's runtime keeps its cgroup limit files
- * (runtime/cgroup.go). */
-typedef struct tt__cpuset_src {
-  char cpuset[4096];    /* the effective cpuset list file, "" none */
-  char quota_mnt[1024]; /* the hierarchy with the quota files, "" none */
-  char quota_rel[2048];
-  bool quota_v1;
-} tt__cpuset_src;
-void tt__cpuset_sources(tt__cpuset_src *src);
 /* The part of tt__cpuset_in that can change while the process runs: thread
  * tid's affinity mask (0: the calling thread's; < 0: in->caller is kept),
- * the online CPUs within the
- * cgroup's cpuset, the quota.  A few small reads, no allocation (the
- * monitor's look, lifecycle.c). */
-void tt__cpuset_look(const tt__cpuset_src *src, int tid, tt__cpuset_in *in);
-/* Reads the system (affinity, online CPUs, cgroup, OpenMP, MPI variables).
- * With libomp, the place query binds the calling thread as libomp's first
- * parallel region would. */
-void tt__cpuset_read(tt__cpuset_in *in, tt__cpuset_src *src);
+ * the online CPUs within the cgroup's cpuset, the quota, read where src
+ * says.  A few small reads, no allocation (the monitor's look,
+ * lifecycle.c). */
+void tt__cpuset_look(const tt__cgroup_src *src, int tid, tt__cpuset_in *in);
+/* Reads the system (affinity, online CPUs, cgroup, OpenMP, MPI variables),
+ * resolving src first.  With libomp, the place query binds the calling
+ * thread as libomp's first parallel region would. */
+void tt__cpuset_read(tt__cpuset_in *in, tt__cgroup_src *src);
 
 /* What a team start decided, kept for tt__cpuset_last (teams-info). */
 void tt__cpuset_publish(const tt__cpuset *cs);

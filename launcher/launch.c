@@ -25,6 +25,7 @@
  * costs an allocation, on a path that is rare and serial anyway. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "teams/launch.h"
 #include "team-internal.h"
@@ -100,8 +101,14 @@ static size_t choose_local(unsigned dims, const size_t global[3],
 
 static int resolve(const tt_launch_config *cfg, size_t participants,
                        tt_ndrange *nd) {
+  memset(nd, 0, sizeof *nd); /* reserved included (teams/team.h) */
   if (cfg == NULL || cfg->dims < 1 || cfg->dims > TT_MAX_DIMS)
     return TT_EINVAL;
+  /* Room for later fields, which will read 0 as their default: a program
+   * that leaves garbage there would change meaning with the version. */
+  for (size_t i = 0; i < sizeof cfg->reserved / sizeof cfg->reserved[0]; i++)
+    if (cfg->reserved[i] != 0)
+      return TT_EINVAL;
   if ((unsigned)cfg->schedule > (unsigned)TT_SCHED_AUTO)
     return TT_EINVAL;
   unsigned dims = cfg->dims;

@@ -15,9 +15,9 @@
  * team runs, a monitor thread looks again every half second (Go 1.25
  * updates GOMAXPROCS the same way, at most once a second from sysmon, and
  * keeps the cgroup files open for it; half of that, so that a change is
- * followed within the second).  A look is a few small reads, 20-60 us on
- * the 2-core guest (teams-info measures one), a hundredth of a
- * percent of a core at this rate.  The look never runs on a region's path:
+ * followed within the second).  A look is a few small reads (teams-info
+ * measures one; docs/measurements.md), about a hundredth of a percent of a
+ * core at this rate.  The look never runs on a region's path:
  * when what it reads would size the team differently it sets team.resize,
  * and the next launch outside a chunk restarts the team (shutdown and
  * start: the protocol has no resize of its own, so the model's shutdown
@@ -35,6 +35,11 @@
 #include "team-state.h"
 #include "way.h"
 
+/* tt_team_info.pinned is TEAMS_PIN's value, the same numbers inside. */
+_Static_assert(TT__PIN_NONE == (int)TT_PIN_NONE && TT__PIN_CORES == (int)TT_PIN_CORES &&
+                   TT__PIN_NUMA == (int)TT_PIN_NUMA,
+               "tt__pin and tt_pin agree");
+
 tt__team tt__T;
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
@@ -49,7 +54,7 @@ static struct {
   pthread_t thread;
   bool running;
   _Atomic uint32_t stop; /* futex word: 1 tells the monitor to exit */
-  tt__cpuset_src src;    /* where the cgroup files are */
+  tt__cgroup_src src;    /* where the cgroup files are */
   tt__cpuset_in
       start_in;    /* what the start read (its OpenMP and MPI parts stay) */
   tt__cpuset cs;   /* what the start decided */
@@ -425,7 +430,7 @@ int tt_team_get_info(tt_team_info *info) {
   info->spin_us = (double)tt__T.spin_ns / 1e3;
   info->busy_wait = tt_atomic_load_relaxed(&tt__T.busy_wait);
   info->sentinel = tt__T.sentinel_mode;
-  info->pinned = tt_atomic_load_relaxed(&tt__T.pin);
+  info->pinned = (tt_pin)tt_atomic_load_relaxed(&tt__T.pin);
   info->start_ms = tt__T.start_ms;
   info->degraded = tt__T.degraded[0] ? tt__T.degraded : NULL;
   pthread_mutex_unlock(&lifecycle);

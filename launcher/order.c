@@ -5,9 +5,9 @@
  * i + 1, i + 2, ... mod n (which is the rotation after i); the remote tiers
  * by walking the nodes after i's node and appending each node's participants
  * (bucketed by node once), then rotating the tier by i's rank within its
- * node.  O(n^2 + n * nnodes^2) once per team start.  A first version sorted
- * one key per victim (qsort): 1.1 ms at n = 256 and 6-13 ms at n = 512 on the
- * 2-core KVM guest we build on, over the 5 ms team-start budget. */
+ * node.  O(n^2 + n * nnodes^2) once per team start.  Measured and rejected:
+ * sorting one key per victim (qsort), several ms at n = 512, over the 5 ms
+ * team-start budget (docs/measurements.md). */
 #include "order.h"
 
 #include <stdlib.h>

@@ -44,6 +44,38 @@ bool tt__read_small(const char *path, char *buf, size_t cap) {
   return got >= 0 && n > 0;
 }
 
+char *tt__read_all(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  size_t cap = 16384, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    ssize_t got = read(fd, buf + n, cap - 1 - n);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    if (got == 0)
+      break;
+    n += (size_t)got;
+    if (n == cap - 1) {
+      char *more = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+      if (!more)
+        free(buf);
+      buf = more;
+      cap *= 2;
+    }
+  }
+  close(fd);
+  if (buf)
+    buf[n] = 0;
+  return buf;
+}
+
 uint64_t tt__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -22,8 +22,13 @@ void tt__futex_wait_ns(_Atomic uint32_t *word, uint32_t val, uint64_t ns);
 void tt__futex_wake(_Atomic uint32_t *word, int n);
 
 /* Reads a small file (procfs, sysfs, cgroupfs) into buf, NUL-terminated;
- * false when it cannot or when it is empty. */
+ * false when it cannot or when it is empty.  No allocation: the monitor's
+ * looks (lifecycle.c) use it. */
 bool tt__read_small(const char *path, char *buf, size_t cap);
+/* Reads a whole file of any length (procfs files have no size to ask
+ * for, /proc/self/mountinfo grows with the mounts), NUL-terminated, into a
+ * malloc'd buffer of at most 64 MiB; NULL when it cannot. */
+char *tt__read_all(const char *path);
 
 /* Monotonic time in nanoseconds (vDSO, ~20 ns). */
 uint64_t tt__now_ns(void);

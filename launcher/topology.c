@@ -27,10 +27,10 @@
  *
  * Cost.  hwloc's discovery is restricted: no I/O devices, no misc objects,
  * no instruction caches, and HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING, which
- * also skips the x86 CPUID backend (it binds to every PU in turn).  Measured
- * on the 2-core KVM guest we build on (hwloc 2.9): full discovery 0.85 ms,
- * restricted 0.57-0.60 ms (best of 20); the whole tt__topology_init is
- * reported by tt__topology_last_ms() and tt_team_info.start_ms.  With
+ * also skips the x86 CPUID backend (it binds to every PU in turn); it takes
+ * about two thirds of a full discovery's time (docs/measurements.md).  The
+ * whole tt__topology_init is reported by tt__topology_last_ms() and
+ * tt_team_info.start_ms.  With
  * TEAMS_PIN=none nothing is read at all: unpinned participants get cyclic
  * orders, so the topology would be unused.
  *
@@ -47,7 +47,7 @@
 #include <string.h>
 #include <time.h>
 #include "atomic.h"
-#include "cpuset.h"
+#include "cpumask.h"
 #include "settings.h"
 #include "teams/errors.h"
 

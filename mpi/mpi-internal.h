@@ -1,4 +1,4 @@
-/* teams::mpi internals shared by part.c and steal.c. */
+/* teams::mpi: what part.c and steal.c share (internal). */
 #ifndef TEAMS_MPI_INTERNAL_H
 #define TEAMS_MPI_INTERNAL_H
 

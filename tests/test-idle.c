@@ -1,11 +1,11 @@
 /* The idle rule's placement clause (launcher/idle.c, "Yielding"): a worker
  * does not spin on the CPU its holder forked the running region from.
  *
- * The caller and its worker are put on one CPU, as the scheduler put them
- * when the worker was woken next to another process's busy thread on the
- * 2-core guests: the worker's spin after its chunk kept the holder, which
- * still had to close the region, off that CPU until the next time slice
- * (4 ms a region for the first 100 ms of a loop).  With a spin time of
+ * The caller and its worker are put on one CPU, as the scheduler may put
+ * them when the worker is woken next to another process's busy thread: a
+ * worker that spins after its chunk keeps the holder, which still has to
+ * close the region, off that CPU until the next time slice
+ * (docs/measurements.md).  With a spin time of
  * 100 ms, a worker that spins would never sleep during these regions; the
  * rule has it sleep instead, every chunk still runs once, and a worker on
  * another CPU keeps spinning.  Nothing here is timed against a limit. */

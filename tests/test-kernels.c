@@ -24,7 +24,7 @@
 static const tt_schedule schedules[] = {TT_SCHED_STATIC, TT_SCHED_GREEDY,
                                         TT_SCHED_STEAL, TT_SCHED_AUTO};
 #define NSCHED (sizeof schedules / sizeof schedules[0])
-/* 0: the whole team; 3 is more than this 2-core machine's team (clamped). */
+/* 0: the whole team; a count above the team's size is clamped to it. */
 static const size_t parts[] = {0, 1, 2, 3};
 #define NPARTS (sizeof parts / sizeof parts[0])
 

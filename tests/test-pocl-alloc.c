@@ -8,7 +8,7 @@
  *   participant's work-group scratch grows: tests/CMakeLists.txt runs the test
  *   with schedule=static, where every participant runs a block of every
  *   launch), launch the new kernel object
- *   (its specialised function is built in the background: jit.c), launch a
+ *   (its specialised function is built in the background: compile.c), launch a
  *   kernel of 65 arguments (more than run.c keeps on the stack), launch a
  *   kernel that reads an image, read the buffer, clFinish;
  * every call must succeed or return CL_OUT_OF_HOST_MEMORY or
@@ -279,13 +279,15 @@ static void setup(void) {
   for (cl_uint i = 0; i < WIDE_ARGS; i++)
     CLU_CHECK(clSetKernelArg(K_wide, i + 1, sizeof i, &i));
   K_img = clu_kernel(P, "img_add");
-  cl_image_format fmt = {CL_R, CL_UNSIGNED_INT32};
+  /* RGBA: of the 32-bit unsigned formats the one OpenCL requires of every
+   * device with images (PoCL 7.1's CPU drivers have no CL_R). */
+  cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT32};
   cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D,
                         .image_width = 1, .image_height = 1};
-  cl_uint pixel = IMG_VALUE;
+  cl_uint pixel[4] = {IMG_VALUE, 0, 0, 0};
   cl_int err;
   Img = clCreateImage(E.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt,
-                      &desc, &pixel, &err);
+                      &desc, pixel, &err);
   CLU_CHECK(err);
   CLU_CHECK(clSetKernelArg(K_img, 0, sizeof Img, &Img));
   for (cl_uint i = 0; i < N; i++)

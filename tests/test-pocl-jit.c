@@ -1,4 +1,4 @@
-/* Work-group functions on the teams PoCL driver (backend/pocl/jit.c): the
+/* Work-group functions on the teams PoCL driver (backend/pocl/wgfunc.h): the
  * first launch of a kernel at a local size whose specialised function is
  * not in the disk cache runs on the kernel's generic work-group function,
  * the specialised one is built in the background and swapped in, and later

@@ -460,7 +460,7 @@ QUEUE_TEST(enqueue_returns_before_kernel_ends) {
   free(flag);
 }
 
-/* Lazy submit (the default), with a grace period long enough that nothing
+/* Lazy submit (submit=lazy), with a grace period long enough that nothing
  * is left to chance: nothing runs at enqueue; clFinish runs the queue on the
  * finishing thread (no hand-off); a command nobody waits for runs on the
  * progress thread once the grace period is over. */
@@ -567,6 +567,117 @@ Test(pocl_queue_eager, submit_runs_in_caller, .init = eager_env,
   expect_all(E.q, b, n, 10);
   clu_stats(&E, &s1);
   cr_assert_eq(s1.run_by_progress, 0);
+}
+
+/* Auto submit (the default): a ready ND-range whose kernel's launches say
+ * it ends within the grace period, and which cannot wait for the host, runs
+ * at once in the thread that enqueues it; a kernel's first launch, a long
+ * one, and one with memory the host may write take the lazy path
+ * (queue.c, Submit). */
+static void auto_env(void) {
+  setenv("POCL_TEAMS0_PARAMETERS", "submit=auto,grace_us=1000000", 1);
+  setup();
+}
+
+Test(pocl_queue_auto, short_kernel_runs_at_submit_after_its_first_launch,
+     .init = auto_env, .fini = teardown, .timeout = 300) {
+  tt_cl_stats s0, s1;
+  stats_or_skip(&s0);
+  const size_t n = 256;
+  cl_mem b;
+  cl_kernel k = inc_on_zeros(n, &b);
+  clu_stats(&E, &s0);
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.ndrange, s0.ndrange, "a first launch ran at enqueue");
+  CLU_CHECK(clFinish(E.q));
+  clu_stats(&E, &s0);
+  for (int i = 0; i < 10; i++)
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_submit - s0.run_by_submit, 10,
+               "%llu of 10 short launches ran at enqueue",
+               (unsigned long long)(s1.run_by_submit - s0.run_by_submit));
+  CLU_CHECK(clFinish(E.q));
+  expect_all(E.q, b, n, 11);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+}
+
+Test(pocl_queue_auto, host_memory_kernel_stays_lazy, .init = auto_env,
+     .fini = teardown, .timeout = 300) {
+  tt_cl_stats s0, s1;
+  stats_or_skip(&s0);
+  const size_t n = 256;
+  cl_uint *host = calloc(n, sizeof *host);
+  cl_mem b = clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                        n * sizeof *host, host);
+  cl_kernel k = clu_kernel(P, "inc");
+  CLU_ARG(k, 0, b);
+  for (int i = 0; i < 3; i++) {
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+    CLU_CHECK(clFinish(E.q));
+  }
+  clu_stats(&E, &s0);
+  for (int i = 0; i < 5; i++)
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.ndrange, s0.ndrange,
+               "a kernel on CL_MEM_USE_HOST_PTR memory ran at enqueue");
+  CLU_CHECK(clFinish(E.q));
+  expect_all(E.q, b, n, 8);
+  clReleaseKernel(k);
+  clReleaseMemObject(b);
+  free(host);
+}
+
+/* A kernel whose launches take longer than the grace period (here 1 ms,
+ * each launch spins 20 ms) never runs at enqueue. */
+static void auto_short_grace_env(void) {
+  setenv("POCL_TEAMS0_PARAMETERS", "submit=auto,grace_us=1000", 1);
+  setup();
+}
+
+Test(pocl_queue_auto, long_kernel_stays_lazy, .init = auto_short_grace_env,
+     .fini = teardown, .timeout = 300) {
+  tt_cl_stats s0, s1;
+  stats_or_skip(&s0);
+  cl_program p = clu_build_src(
+      &E, "kernel void wait_ns(global ulong *t, ulong ns) {\n"
+          "  ulong x = 0;\n"
+          "  for (ulong i = 0; i < ns; i++) x += i ^ t[0];\n"
+          "  if (x == 42) t[1] = x;\n"
+          "}\n");
+  cl_kernel k = clu_kernel(p, "wait_ns");
+  cl_mem b = clu_buffer(&E, CL_MEM_READ_WRITE, 2 * sizeof(cl_ulong), NULL);
+  CLU_ARG(k, 0, b);
+  cl_ulong spins = 1;
+  CLU_ARG(k, 1, spins);
+  /* Calibrate: a spin count whose launch takes at least 20 ms here. */
+  size_t one = 1;
+  struct timespec a, z;
+  double ms = 0;
+  while (ms < 20) {
+    spins *= 4;
+    CLU_ARG(k, 1, spins);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &one, &one, 0, NULL,
+                                     NULL));
+    CLU_CHECK(clFinish(E.q));
+    clock_gettime(CLOCK_MONOTONIC, &z);
+    ms = (double)(z.tv_sec - a.tv_sec) * 1e3 + (double)(z.tv_nsec - a.tv_nsec) * 1e-6;
+  }
+  clu_stats(&E, &s0);
+  for (int i = 0; i < 3; i++)
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &one, &one, 0, NULL,
+                                     NULL));
+  clu_stats(&E, &s1);
+  cr_assert_eq(s1.run_by_submit, s0.run_by_submit,
+               "a launch of %.1f ms ran at enqueue (grace 1 ms)", ms);
+  CLU_CHECK(clFinish(E.q));
+  clReleaseMemObject(b);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
 }
 
 /* PoCL's content-size extension (clSetContentSizeBufferPoCL): a copy from a

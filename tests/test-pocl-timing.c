@@ -285,3 +285,74 @@ static void gated(cl_command_queue q, int wait_first) {
 TIMING_TEST(start_after_user_event_waiter) { gated(Q, 1); }
 TIMING_TEST(start_after_user_event_no_waiter) { gated(Q, 0); }
 TIMING_TEST(start_after_user_event_out_of_order) { gated(QO, 1); }
+
+/* The other command kinds -- a write, rectangular copies, reads and writes,
+ * a map and its unmap, a migration, and an image's write, copy, fill and
+ * read -- each ordered QUEUED <= SUBMIT <= START <= END as well, queued
+ * behind a user event so that SUBMIT and START come from a run, not from
+ * the enqueue. */
+TIMING_TEST(order_other_kinds) {
+  enum { N = 1024, K = 12 };
+  static cl_uint host[N], back[N];
+  for (int i = 0; i < N; i++)
+    host[i] = (cl_uint)i;
+  cl_mem a = clu_buffer(&E, CL_MEM_READ_WRITE, sizeof host, NULL);
+  cl_mem b = clu_buffer(&E, CL_MEM_READ_WRITE, sizeof host, NULL);
+  cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT32};
+  cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D,
+                        .image_width = 8, .image_height = 8};
+  cl_int err;
+  cl_mem im = clCreateImage(E.ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+  CLU_CHECK(err);
+  cl_mem im2 = clCreateImage(E.ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+  CLU_CHECK(err);
+  cl_event u = clCreateUserEvent(E.ctx, &err);
+  CLU_CHECK(err);
+  cl_event ev[K];
+  static const char *names[K] = {"write",      "copy rect",  "read rect",
+                                 "write rect", "map",        "unmap",
+                                 "migrate",    "image write", "image copy",
+                                 "image fill", "image read", "read"};
+  const size_t origin[3] = {0, 0, 0}, region[3] = {16, 8, 1};
+  const size_t org[3] = {0, 0, 0}, reg[3] = {8, 8, 1};
+  cl_uint px[8 * 8 * 4], fill[4] = {1, 2, 3, 4};
+  CLU_CHECK(clEnqueueWriteBuffer(Q, a, CL_FALSE, 0, sizeof host, host, 1, &u,
+                                 &ev[0]));
+  CLU_CHECK(clEnqueueCopyBufferRect(Q, a, b, origin, origin, region, 16, 0,
+                                    16, 0, 0, NULL, &ev[1]));
+  CLU_CHECK(clEnqueueReadBufferRect(Q, b, CL_FALSE, origin, origin, region, 16,
+                                    0, 16, 0, back, 0, NULL, &ev[2]));
+  CLU_CHECK(clEnqueueWriteBufferRect(Q, b, CL_FALSE, origin, origin, region,
+                                     16, 0, 16, 0, host, 0, NULL, &ev[3]));
+  void *m = clEnqueueMapBuffer(Q, b, CL_FALSE, CL_MAP_READ, 0, sizeof host, 0,
+                               NULL, &ev[4], &err);
+  CLU_CHECK(err);
+  CLU_CHECK(clEnqueueUnmapMemObject(Q, b, m, 0, NULL, &ev[5]));
+  CLU_CHECK(clEnqueueMigrateMemObjects(Q, 1, &a, 0, 0, NULL, &ev[6]));
+  for (int i = 0; i < 8 * 8 * 4; i++)
+    px[i] = (cl_uint)i;
+  CLU_CHECK(clEnqueueWriteImage(Q, im, CL_FALSE, org, reg, 0, 0, px, 0, NULL,
+                                &ev[7]));
+  CLU_CHECK(clEnqueueCopyImage(Q, im, im2, org, org, reg, 0, NULL, &ev[8]));
+  CLU_CHECK(clEnqueueFillImage(Q, im, fill, org, reg, 0, NULL, &ev[9]));
+  CLU_CHECK(clEnqueueReadImage(Q, im2, CL_FALSE, org, reg, 0, 0, px, 0, NULL,
+                               &ev[10]));
+  CLU_CHECK(clEnqueueReadBuffer(Q, a, CL_FALSE, 0, sizeof back, back, 0, NULL,
+                                &ev[11]));
+  sleep_ms(5);
+  CLU_CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+  CLU_CHECK(clFinish(Q));
+  for (int i = 0; i < K; i++) {
+    expect_ordered(ev[i], names[i], i);
+    clReleaseEvent(ev[i]);
+  }
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(back[i], (cl_uint)i, "back[%d] = %u", i, back[i]);
+  for (int i = 0; i < 8 * 8 * 4; i++)
+    cr_assert_eq(px[i], (cl_uint)i, "image pixel word %d = %u", i, px[i]);
+  clReleaseEvent(u);
+  clReleaseMemObject(im2);
+  clReleaseMemObject(im);
+  clReleaseMemObject(b);
+  clReleaseMemObject(a);
+}

@@ -399,7 +399,8 @@ KERNEL_TEST(probe_ids_1d_2d_3d) {
 }
 
 /* printf from many work-groups on several participants: every line comes
- * out exactly once and whole. */
+ * out exactly once and whole, and on teams in work-group order (run.c,
+ * printf). */
 KERNEL_TEST(printf_lines) {
   const char *src =
       "kernel void say(void) {\n"
@@ -416,6 +417,7 @@ KERNEL_TEST(printf_lines) {
   FILE *f = clu_capture_end(1);
   clReleaseKernel(k);
   clReleaseProgram(p);
+  int ordered = E.is_teams;
   int seen[64] = {0};
   char line[128];
   int lines = 0;
@@ -424,6 +426,8 @@ KERNEL_TEST(printf_lines) {
     cr_assert_eq(sscanf(line, "group %u of %u", &a, &b), 2, "line '%s'", line);
     cr_assert_eq(b, 64);
     cr_assert_lt(a, 64);
+    if (ordered)
+      cr_assert_eq(a, (unsigned)lines, "line %d is group %u's", lines, a);
     seen[a]++;
     lines++;
   }
@@ -454,8 +458,9 @@ KERNEL_TEST(round_to_nearest_and_restore) {
   CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &g, &l, 0, NULL, NULL));
   CLU_CHECK(clFinish(E.q));
   int mode = fegetround();
-  volatile float one = 1.0f, tiny = 0x1p-30f;
-  float up = one + tiny;
+  /* up is volatile too: a plain sum may be computed after the fesetround
+   * below (the program does not declare FENV_ACCESS; GCC 16 moves it). */
+  volatile float one = 1.0f, tiny = 0x1p-30f, up = one + tiny;
   fesetround(FE_TONEAREST);
   cr_assert_eq(mode, FE_UPWARD, "host thread's rounding mode not restored");
   cr_assert(up > 1.0f, "host thread not rounding upward after the command");
@@ -507,4 +512,87 @@ KERNEL_TEST(ftz_and_restore) {
     clReleaseKernel(k);
     clReleaseProgram(p);
   }
+}
+
+/* Program-scope variables (OpenCL C 2.0 and 3.0 with
+ * __opencl_c_program_scope_global_variables): their initial values reach
+ * the kernel, and what one launch writes the next one reads, on every
+ * work-group whichever participant runs it.  Devices without them (PoCL
+ * 3.1) report CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE 0 and skip. */
+KERNEL_TEST(program_scope_variables) {
+  size_t max_size = 0;
+  CLU_CHECK(clGetDeviceInfo(E.dev, CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE,
+                            sizeof max_size, &max_size, NULL));
+  if (max_size == 0)
+    cr_skip_test("the device has no program-scope variables");
+  const char *src = "global int base = 40;\n"
+                    "global int table[4] = {1, 2, 3, 4};\n"
+                    "kernel void bump(void) { base += 2; }\n"
+                    "kernel void use(global int *o) {\n"
+                    "  size_t i = get_global_id(0);\n"
+                    "  o[i] = base + table[i % 4];\n"
+                    "}\n";
+  cl_program p = clu_build_src_opts(&E, src, "-cl-std=CL3.0");
+  cl_kernel bump = clu_kernel(p, "bump"), use = clu_kernel(p, "use");
+  enum { N = 256 };
+  cl_mem o = clu_buffer(&E, CL_MEM_READ_WRITE, N * sizeof(cl_int), NULL);
+  CLU_ARG(use, 0, o);
+  size_t one = 1, n = N, l = 16;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, bump, 1, NULL, &one, &one, 0, NULL,
+                                   NULL));
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, use, 1, NULL, &n, &l, 0, NULL, NULL));
+  cl_int out[N];
+  CLU_CHECK(clEnqueueReadBuffer(E.q, o, CL_TRUE, 0, sizeof out, out, 0, NULL,
+                                NULL));
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(out[i], 42 + 1 + i % 4, "o[%d] = %d, want %d", i, out[i],
+                 42 + 1 + i % 4);
+  clReleaseMemObject(o);
+  clReleaseKernel(use);
+  clReleaseKernel(bump);
+  clReleaseProgram(p);
+}
+
+/* A kernel on a sub-buffer sees the sub-buffer's bytes, not its parent's
+ * start: buffer arguments are the sub-buffer's own address (PoCL 7) or the
+ * parent's plus the offset (3.1, 6.0; pocl-compat.h). */
+KERNEL_TEST(sub_buffer_argument) {
+  cl_uint align = 0;
+  CLU_CHECK(clGetDeviceInfo(E.dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align,
+                            &align, NULL));
+  size_t off = align / 8; /* bits to bytes */
+  enum { N = 1024 };
+  size_t total = off + N * sizeof(cl_uint);
+  cl_uint *host = calloc(1, total);
+  cr_assert_not_null(host);
+  cl_mem parent = clu_buffer(&E, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                             total, host);
+  cl_buffer_region r = {off, N * sizeof(cl_uint)};
+  cl_int err;
+  cl_mem sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE,
+                                 CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  CLU_CHECK(err);
+  cl_program p = clu_build_src(
+      &E, "kernel void iota(global uint *v) {\n"
+          "  v[get_global_id(0)] = (uint)get_global_id(0) + 7u;\n"
+          "}\n");
+  cl_kernel k = clu_kernel(p, "iota");
+  CLU_ARG(k, 0, sub);
+  size_t n = N, l = 64;
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &n, &l, 0, NULL, NULL));
+  CLU_CHECK(clEnqueueReadBuffer(E.q, parent, CL_TRUE, 0, total, host, 0, NULL,
+                                NULL));
+  const unsigned char *bytes = (const unsigned char *)host;
+  for (size_t i = 0; i < off; i++)
+    cr_assert_eq(bytes[i], 0, "byte %zu before the sub-buffer written", i);
+  for (size_t i = 0; i < N; i++) {
+    cl_uint v;
+    memcpy(&v, bytes + off + i * sizeof v, sizeof v);
+    cr_assert_eq(v, (cl_uint)i + 7u, "sub-buffer word %zu = %u", i, v);
+  }
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clReleaseMemObject(sub);
+  clReleaseMemObject(parent);
+  free(host);
 }

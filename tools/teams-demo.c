@@ -450,12 +450,12 @@ int main(int argc, char **argv) {
   printf("teams demo: %zu participants (%zu requested), spin %.0f us, pinning %s, "
          "busy %s, idle %s, team start %.2f ms\n",
          info.size, info.requested, info.spin_us,
-         info.pinned >= 0 && info.pinned <= 2 ? pins[info.pinned] : "?",
+         (unsigned)info.pinned < 3 ? pins[info.pinned] : "?",
          info.busy_wait ? "wait" : "serial",
          info.sentinel ? "sentinel" : "sleep", info.start_ms);
   if (info.degraded)
     printf("degraded: %s\n", info.degraded);
-  print_where(info.pinned > 0);
+  print_where(info.pinned != TT_PIN_NONE);
   printf("time: median of %d launches; groups/participant: one checked launch"
          " (scan: its 3 passes)\n\n",
          reps);

@@ -116,11 +116,9 @@
                        (bench.h's row body), a few ns on any of them */
 #define ROW_BYTES 64.0
 /* Probes in a run are independent loads: the core issues the next before
- * the last one's line arrived.  bench/teams-bench-line-scan on the 2-core
- * KVM guest (AMD EPYC) we build on, 256 lines last written by the other
- * core, medians of 2001 rounds: 5.4 ns per line read in a scan against 68 ns
- * in a chain of dependent reads (12.6x, load 1.7), 7.0 against 125 ns (18x,
- * load 6).  The model takes a conservative 8. */
+ * the last one's line arrived.  Measured by bench/teams-bench-line-scan (a
+ * scan's line read against a chain of dependent reads: 12.6x to 18x,
+ * docs/measurements.md); the model takes a conservative 8. */
 #define SCAN_OVERLAP 8.0
 static double unit_bytes = 0; /* --unit-bytes */
 static int detail;             /* --detail */

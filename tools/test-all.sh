@@ -4,7 +4,9 @@
 # ThreadSanitizer and under AddressSanitizer + UBSan: the configure presets
 # release, tsan and asan of CMakePresets.json, in build-ci/<preset>.  The PoCL
 # driver is not rebuilt under the sanitizers: libpocl and its JIT are not
-# instrumented.
+# instrumented.  Beside them, the driver on the other PoCL releases it
+# supports, each in a Debian root of its own (tools/test-pocl-versions.sh;
+# root only; TEAMS_POCL_RELEASES="" leaves them out, a list picks them).
 #
 # Independent parts run side by side (of the 15 minutes of a sequential run,
 # about 5.5 are the model check on one core, 3.5 PoCL's test programs):
@@ -75,6 +77,19 @@ step configure-release configure release &&
 
 step model-check check release -R '^model-check$' &
 
+# The other PoCL releases: their roots' debootstrap and packages wait on the
+# network, their builds and suites share the CPUs with the rest.
+if [[ ${TEAMS_POCL_RELEASES-unset} == unset ]]; then
+  releases=()
+else
+  read -ra releases <<<"$TEAMS_POCL_RELEASES"
+fi
+versions=0
+if [[ ${TEAMS_POCL_RELEASES-unset} == unset || ${#releases[@]} -gt 0 ]]; then
+  versions=1
+  step pocl-versions bash tools/test-pocl-versions.sh --phase suite "${releases[@]}" &
+fi
+
 built=()
 if step build-release build release; then
   built+=(release)
@@ -89,4 +104,7 @@ wait
 for preset in "${built[@]}"; do
   step "test-$preset-alone" check "$preset" -R "$quiet"
 done
+if ((versions)) && ! grep -qx pocl-versions "$logs/failed" 2>/dev/null; then
+  step pocl-versions-alone bash tools/test-pocl-versions.sh --phase alone "${releases[@]}"
+fi
 finish

@@ -11,7 +11,7 @@
  *     when commands run, and runs ND-ranges through run.c;
  *   run  NULL: no ND-range reaches pocl_exec_command (queue.c, run_node);
  *   alloc_mem_obj, free  memory.c's placement around basic's;
- *   create_kernel, free_kernel  jit.c.
+ *   create_kernel, free_kernel  wgfunc.c's, but for PoCL's built-in kernels.
  * ops->device_name = "teams" makes POCL_DEVICES=teams and
  * POCL_TEAMS<n>_PARAMETERS work. */
 #include "teams-pocl.h"
@@ -31,7 +31,8 @@ static struct pocl_device_ops basic_ops;
 
 static cl_int teams_init (unsigned j, cl_device_id device, const char *params);
 
-/* Settings by device index, for reinit (which gets no parameters). */
+/* Settings by device index, as init resolved them (the team's size, the
+ * placement), for reinit. */
 #define TP_MAX_DEVICES 64
 static tp_settings saved_settings[TP_MAX_DEVICES];
 
@@ -102,9 +103,12 @@ tp_settings_parse (tp_settings *s, const char *params, char *err,
             s->submit = TP_SUBMIT_EAGER;
           else if (strcmp (v, "lazy") == 0)
             s->submit = TP_SUBMIT_LAZY;
+          else if (strcmp (v, "auto") == 0)
+            s->submit = TP_SUBMIT_AUTO;
           else
             {
-              snprintf (err, errlen, "submit=%s: want lazy or eager", v);
+              snprintf (err, errlen, "submit=%s: want auto, lazy or eager",
+                        v);
               rc = -1;
               break;
             }
@@ -215,7 +219,8 @@ abi_check (cl_device_id device)
     return "max_work_group_size";
   if (device->printf_buffer_size == 0 || device->local_mem_size == 0)
     return "printf_buffer_size/local_mem_size";
-  if (device->available != CL_TRUE || device->compiler_available != CL_TRUE)
+  if (TP_DEVICE_AVAILABLE (device) != CL_TRUE
+      || device->compiler_available != CL_TRUE)
     return "available";
   if (device->data == NULL)
     return "data";
@@ -251,7 +256,7 @@ teams_init (unsigned j, cl_device_id device, const char *params)
 {
   tp_settings set = { 0 };
   set.participants = 0; /* filled below from the team */
-  set.submit = TP_SUBMIT_LAZY;
+  set.submit = TP_SUBMIT_AUTO;
   /* The team runtime's auto policy: greedy for short launches, stealing for
    * long or unknown ones (launcher/range.c).  The others stay selectable. */
   set.schedule = TT_SCHED_AUTO;
@@ -259,14 +264,12 @@ teams_init (unsigned j, cl_device_id device, const char *params)
   set.grace_ns = TP_DEFAULT_GRACE_NS;
   set.placement = TP_PLACE_AUTO;
   char err[256];
-  if (tp_settings_parse (&set, params, err, sizeof err) != 0)
-    {
-      fprintf (stderr,
-               "teams: POCL_TEAMS%u_PARAMETERS=\"%s\": %s; device disabled\n",
-               j, params, err);
-      return CL_INVALID_VALUE;
-    }
+  int bad_params = tp_settings_parse (&set, params, err, sizeof err) != 0;
 
+  /* A device refused below is disabled, not failed, where that is safe:
+   * from PoCL 5.0 a device whose init fails fails the platform's init, and
+   * with it the process's other devices.  basic's init runs first, so that
+   * the device is whole (its `available` flag, among others). */
   cl_int rc = basic_ops.init (j, device, params);
   const char *bad = abi_check (device);
   if (bad != NULL)
@@ -276,17 +279,28 @@ teams_init (unsigned j, cl_device_id device, const char *params)
                "was built against pocl-source %s, which does not match the "
                "running libpocl (driver version '%s'). The device is "
                "disabled; rebuild the teams driver (backend/pocl) against the "
-               "pocl-source package of the installed libpocl2 version.\n",
+               "pocl-source package of the installed %s version.\n",
                bad, TEAMS_POCL_PACKAGE_VERSION,
                (strcmp (bad, "ops") == 0 || device->driver_version == NULL)
                    ? "?"
-                   : device->driver_version);
-      if (strcmp (bad, "ops") != 0)
-        device->available = CL_FALSE;
-      return CL_DEVICE_NOT_AVAILABLE;
+                   : device->driver_version,
+               TEAMS_POCL_PACKAGE);
+      /* With `ops` wrong nothing may be written through device. */
+      if (strcmp (bad, "ops") == 0)
+        return CL_DEVICE_NOT_AVAILABLE;
+      TP_DEVICE_DISABLE (device);
+      return CL_SUCCESS;
     }
   if (rc != CL_SUCCESS)
     return rc;
+  if (bad_params)
+    {
+      fprintf (stderr,
+               "teams: POCL_TEAMS%u_PARAMETERS=\"%s\": %s; device disabled\n",
+               j, params, err);
+      TP_DEVICE_DISABLE (device);
+      return CL_SUCCESS;
+    }
 
   tp_device *d = calloc (1, sizeof *d);
   if (d == NULL)
@@ -333,9 +347,9 @@ teams_uninit (unsigned j, cl_device_id device)
 }
 
 static cl_int
-teams_reinit (unsigned j, cl_device_id device)
+teams_reinit (TP_REINIT_PARAMS)
 {
-  cl_int rc = basic_ops.reinit (j, device);
+  cl_int rc = basic_ops.reinit (TP_REINIT_ARGS);
   if (rc != CL_SUCCESS)
     return rc;
   tp_device *d = calloc (1, sizeof *d);
@@ -409,7 +423,9 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
           "cu=%zu submit=%s grace_us=%llu schedule=%s grain=%zu "
           "placement=%s",
           d->set.participants,
-          d->set.submit == TP_SUBMIT_EAGER ? "eager" : "lazy",
+          d->set.submit == TP_SUBMIT_EAGER  ? "eager"
+          : d->set.submit == TP_SUBMIT_LAZY ? "lazy"
+                                            : "auto",
           (unsigned long long)(d->set.grace_ns / 1000),
           (unsigned)d->set.schedule < 4 ? sched[d->set.schedule] : "?",
           d->set.grain, tp_placement_name (d->set.placement));
@@ -424,7 +440,38 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
         }
       return CL_SUCCESS;
     }
+  /* basic's own queries (from PoCL 6.0), else unknown */
+  if (basic_ops.get_device_info_ext != NULL)
+    return basic_ops.get_device_info_ext (device, name, size, value,
+                                          size_ret);
   return CL_INVALID_VALUE;
+}
+
+/* Kernels: PoCL's built-in kernels keep basic's path (from PoCL 7.0 its
+ * create_kernel sets up the defined ones, whose data it owns); the others
+ * get their work-group functions here (wgfunc.c, resolve.c). */
+static int
+teams_create_kernel (cl_device_id device, cl_program program,
+                     cl_kernel kernel, unsigned program_device_i)
+{
+  if (program->num_builtin_kernels > 0)
+    return basic_ops.create_kernel != NULL
+               ? basic_ops.create_kernel (device, program, kernel,
+                                          program_device_i)
+               : CL_SUCCESS;
+  return tp_create_kernel (device, program, kernel, program_device_i);
+}
+
+static int
+teams_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
+                   unsigned program_device_i)
+{
+  if (program->num_builtin_kernels > 0)
+    return basic_ops.free_kernel != NULL
+               ? basic_ops.free_kernel (device, program, kernel,
+                                        program_device_i)
+               : CL_SUCCESS;
+  return tp_free_kernel (device, program, kernel, program_device_i);
 }
 
 TP_EXPORT void
@@ -454,6 +501,6 @@ pocl_pthread_init_device_ops (struct pocl_device_ops *ops)
   ops->alloc_mem_obj = teams_alloc_mem_obj;
   ops->free = teams_free;
   ops->get_device_info_ext = teams_get_device_info_ext;
-  ops->create_kernel = tp_create_kernel;
-  ops->free_kernel = tp_free_kernel;
+  ops->create_kernel = teams_create_kernel;
+  ops->free_kernel = teams_free_kernel;
 }

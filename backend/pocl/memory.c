@@ -132,12 +132,15 @@ tp_place_command (_cl_command_node *node)
   while (root->parent_device != NULL)
     root = root->parent_device;
   unsigned gid = root->global_mem_id;
-  /* the buffers the command uses: its event's list (libpocl keeps
-   * node->memobj_list for recorded commands only) */
-  cl_event ev = node->sync.event.event;
-  for (size_t i = 0; ev != NULL && i < ev->num_buffers; ++i)
+  /* the buffers the command uses (pocl-compat.h: the event's list before
+   * PoCL 7, the node's from 7; node->memobj_list before 7 is kept for
+   * recorded commands only); a sub-buffer's pages are its parent's */
+  tp_bufs it = tp_bufs_of (node);
+  cl_mem mem;
+  while (tp_bufs_next (&it, &mem))
     {
-      cl_mem mem = ev->mem_objs[i];
+      if (mem->parent != NULL)
+        mem = mem->parent;
       pocl_mem_identifier *id = &mem->device_ptrs[gid];
       uint64_t want = TP_MEM_UNPLACED;
       /* one command places a buffer: commands of two devices may use it at

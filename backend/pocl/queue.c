@@ -4,15 +4,27 @@
  * ========
  * Goal: no thread hand-off where none is needed.  A ready command is run by
  * a thread that waits for it (clFinish, clWaitForEvents, a blocking read or
- * map) -- lazy mode, the default -- or by the thread that submits it (eager
- * mode).  That thread is participant 0 of the team region the command's
- * work-groups run in (run.c).  Only a command that nobody comes for within
- * the grace period (grace_ns, 50 us by default) goes to the progress thread,
- * so commands nobody waits for still make progress, and an enqueue never
- * blocks on its command (PoCL's own tests enqueue a kernel that never ends).
- * Measured on this 2-core machine (docs/driver.md): an empty kernel costs
- * 0.3-0.5 us run synchronously by its caller, 5-19 us through a dispatcher
- * thread, 27-43 us on PoCL's pthread driver; the hand-offs are the cost.
+ * map) -- lazy mode -- or by the thread that submits it (eager mode).  That
+ * thread is participant 0 of the team region the command's work-groups run
+ * in (run.c).  Only a command that nobody comes for within the grace period
+ * (grace_ns, 50 us by default) goes to the progress thread, so commands
+ * nobody waits for still make progress, and an enqueue never blocks on a
+ * command that may wait for the host (PoCL's own tests enqueue a kernel
+ * that never ends).  The hand-offs, not the work, are what a short command
+ * costs elsewhere (docs/driver.md has the numbers).
+ *
+ * Submit (auto mode, the default; docs/protocol.md item 36).  Lazy, but a kernel
+ * launch that is ready at submit, predicted to end within the grace period
+ * (resolve.c, Launch history) and with no argument the host may write
+ * while it runs (run.c, tp_run_now_ok), runs at once in the submitting
+ * thread when the scheduler is idle: claim_now takes the right to run
+ * listed commands under sched.lock, its event still locked, only when
+ * nothing is listed and nobody holds that right, so it is the next command
+ * in list order anyway; run_claimed runs it and its chain (empty: nothing
+ * can wait for an event not yet returned to the program).  Deferred, each
+ * command of a burst of short launches waited, cold and behind a
+ * dependency on the one before, for the clFinish; run at once it costs
+ * what PoCL's synchronous basic driver pays.
  *
  * Devices.  All teams devices of the process (POCL_DEVICES="teams teams",
  * and sub-devices, which share their parent's data) run on the one team,
@@ -32,58 +44,47 @@
  * and settings stay per device (eager or lazy submit: the command's
  * device's; the grace: the first device's, which the scheduler copies).
  *
- * Locks and their order
+ * Locks and their order (docs/protocol.md item 30):
  *   event lock (PoCL's ev->pocl_lock)  ->  sched.lock
  * sched.lock guards the ready list (ready_head/tail, node->next of listed
  * nodes, list_epoch), runners, the right to run listed commands
  * (exec_owner, exec_depth), the progress thread's state (progress_state,
- * armed_at, progress_started, shutdown) and the waiters' sleep: `sleeping`
- * changes only under it (it is read without it, see Waiting, as are
- * finish_gen and activity).  No event or queue lock is ever taken while
- * sched.lock is held, and no lock of ours is held while a command runs:
- * pocl_exec_command ends in pocl_update_event_complete, which takes the
- * queue lock then the event lock and calls notify (us) for dependents with
- * two event locks held.
+ * armed_at, progress_started, shutdown) and `sleeping`'s changes (read
+ * without it, as are finish_gen and activity).  No lock of ours is held
+ * while a command runs: pocl_exec_command ends in
+ * pocl_update_event_complete, which takes the queue lock then the event
+ * lock and calls notify (us) for dependents with two event locks held.
  *
- * node->ready (the field is the driver's; libpocl never reads it), written
- * only with the node's event locked:
+ * The node's flags (TP_NODE_FLAGS: a field of the node that only drivers
+ * read, pocl-compat.h), written only with the node's event locked
+ * (docs/protocol.md item 31):
  *   TP_SUBMITTED  submit has run for the node;
- *   TP_FAILED     a dependency failed: the node is failed instead of run;
- *   TP_LISTED     the node went on the ready list (at most once);
+ *   TP_FAILED     the node is failed instead of run (a dependency failed,
+ *                 or no work-group function could be had);
+ *   TP_LISTED     the node went to a runner (at most once);
  *   TP_JIT        the node holds a reference on its dlhandle cache entry.
- * A node is listed when it is submitted and either failed or ready
- * (wait_list empty), by whichever of submit / notify sees that last: both
- * hold the event lock, and libpocl may call notify before submit.  The
- * thread that pops a node from the list (under sched.lock) owns it and
- * runs it (run_node: status SUBMITTED -> RUNNING -> COMPLETE through
- * pocl_exec_command, or for an ND-range, which no other path runs, the same
- * steps around run.c's tp_run_ndrange, RUNNING -> FAILED when that lacked
- * memory) or fails it.  notify never runs or fails anything itself:
- * PoCL 3.1's basic driver deadlocks running commands inside notify, and
- * failing there would take the queue lock under two event locks.
+ * Who lists a node, and who then owns it: docs/protocol.md items 31-32.  notify
+ * never runs or fails anything: PoCL 3.1's basic driver deadlocks running
+ * commands there, and failing there would take the queue lock under two
+ * event locks.
  *
  * Chains.  The first node made ready by a command that a waiter or
- * submitter is running (notify on that thread, inside pocl_exec_command) is
- * "listed" on that thread's chain (drain_frame.next, thread-local) instead
- * of the shared list, and the thread runs it right after: an in-order
- * queue's commands then cost no sched.lock and no wake-up each, and run where
- * the previous one left its data.  The chain holds one node: a second one
- * made ready by the same command (a fan-out, or another queue's command
- * waiting for this one) goes to the shared list, where a sleeping waiter
- * can take it, as before chains.  The thread owns its chain's node exactly
- * as a popped one; it looks at the shared list again when its chain is
- * empty.  The progress thread keeps no chain: what it makes ready goes to
- * the shared list, so a waiter that arrives takes over.
+ * submitter is running (notify on that thread, inside pocl_exec_command)
+ * goes on that thread's chain (drain_frame.next, thread-local) instead of
+ * the shared list, and the thread runs it right after: an in-order queue's
+ * commands then cost no sched.lock and no wake-up each, and run where the
+ * previous one left its data.  The chain holds one node; a second one made
+ * ready by the same command goes to the shared list, where a sleeping
+ * waiter can take it.  The progress thread keeps no chain: what it makes
+ * ready goes to the shared list, so a waiter that arrives takes over.
  *
- * Runners.  A runner is a thread that promises to look at the list under
- * sched.lock before it stops being one, and to run what it finds: a thread in
- * drain() (eager submitter, waiter, progress thread) or in a wait loop.  A
- * push (list_locked) needs a wake-up only when there is no runner:
- *   - the pushing thread drains right after (eager submit) or is draining
- *     (tls_frame): nothing to do;
- *   - runners > 0: signal sleeping waiters, if any;
- *   - otherwise the progress thread is armed (arm_progress_locked).
- * A runner that leaves with the list non-empty and no other runner arms the
+ * Runners (docs/protocol.md item 33).  A runner is a thread that promises to
+ * look at the list under sched.lock before it stops being one, and to run
+ * what it finds or hand it on: a thread in drain() (eager submitter,
+ * waiter, progress thread), in a wait loop, or an auto submitter running
+ * its claimed node (Submit), which hands on when it gives the right back.
+ * So a push (list_locked) needs a wake-up only when there is no runner, and
+ * a runner that leaves a non-empty list with no other runner arms the
  * progress thread (leave_locked).
  *
  * The progress thread and the grace period.  States (sched.progress_state):
@@ -105,37 +106,28 @@
  * stays in GRACE and looks again every grace period until the host has
  * been quiet for TP_LINGER_GRACES graces, and only then sleeps until
  * armed.  So a host that enqueues and waits in a loop finds it in GRACE at
- * every enqueue and pays no signal: the signal (a futex call that wakes a
- * thread on the other core, 2-16 us on the enqueue path on this 2-core
- * machine, measured) was most of clpeak's kernel latency, START - QUEUED,
- * when each turn of the loop took longer than a grace.  Arming signals
- * after sched.lock is released (kick_progress).
+ * every enqueue and pays no signal (a futex call that wakes a thread on
+ * another core, on the enqueue path).  Arming signals after sched.lock is
+ * released (kick_progress).
  *
- * Waiting without lost wake-ups.  finish_gen is bumped (seq_cst) by
- * notify_event_finished, which libpocl calls after the finished command left
- * its queue's count and after dependents were notified.  A waiter reads
- * finish_gen before it checks its condition (cq->command_count or
- * ev->status, under their own locks); then, under sched.lock, if the list is
- * empty and finish_gen unchanged, it increments `sleeping` (seq_cst), reads
- * finish_gen once more, and sleeps only if it is still unchanged.  The
- * finisher bumps finish_gen before it reads `sleeping`, and broadcasts under
- * sched.lock when it sees a sleeper.  In the seq_cst order either the waiter's
- * second read sees the new finish_gen or the finisher sees the sleeper, and
- * the broadcast cannot fall between that read and the sleep because the
- * waiter holds sched.lock there.  A finisher pays one atomic increment and one
- * load when nobody sleeps -- a waiter that is busy running the queue
+ * Waiting without lost wake-ups (docs/protocol.md item 34).  finish_gen is
+ * bumped (seq_cst) by notify_event_finished, which libpocl calls after the
+ * finished command left its queue's count and after dependents were
+ * notified; a waiter sleeps only when finish_gen did not change between
+ * its look at its condition and its sleep (the handshake is in wait_until
+ * and tp_notify_event_finished).  A finisher pays one atomic increment and
+ * one load when nobody sleeps -- a waiter that is busy running the queue
  * itself is not woken for every command it finishes.
  *
- * Rejected: a dispatcher thread that runs everything (pthread's model; the
- * hand-off costs 5-19 us per command); running commands inside notify (PoCL
- * 3.1 deadlocks, see above); waking the progress thread at every push (a
- * futex call plus two context switches on the other core per command); a
- * progress thread that polls while idle (steals a core from the team on a
- * 2-core machine); eager submit as the default (an enqueue that blocks until
- * its kernel ends hangs programs whose kernels wait for the host). */
+ * Rejected: a dispatcher thread that runs everything (pthread's model: a
+ * hand-off per command); running commands inside notify (PoCL 3.1
+ * deadlocks, see above); waking the progress thread at every push (a futex
+ * call plus two context switches on another core per command); a progress
+ * thread that polls while idle (it takes a core from the team); eager
+ * submit as the default (an enqueue that blocks until its kernel ends hangs
+ * programs whose kernels wait for the host: auto submit runs at once only
+ * what cannot). */
 #include "teams-pocl.h"
-
-#include "builtin_kernels.hh"
 
 #include <errno.h>
 #include <stdio.h>
@@ -306,7 +298,7 @@ static void *progress_main (void *arg);
  * kick_progress () after releasing sched.lock: the thread sleeps and needs a
  * signal.  Signalling after the unlock spares the woken thread a block on
  * sched.lock that the signaller still holds (two more futex calls, and on a
- * loaded 2-core machine a context switch, on the enqueue path). */
+ * loaded machine a context switch, on the enqueue path). */
 static int
 arm_progress_locked (void)
 {
@@ -358,7 +350,7 @@ touch (void)
 
 /* Precondition: sched.lock held and the node's event locked (lock order
  * event -> sched.lock).  Appends the node and makes sure a runner will see
- * it.  Returns arm_progress_locked's answer (1: kick after the unlock). */
+ * it (docs/protocol.md item 33).  Returns arm_progress_locked's answer (1: kick after the unlock). */
 static int
 list_locked (_cl_command_node *node, push_how how)
 {
@@ -393,7 +385,7 @@ list_locked (_cl_command_node *node, push_how how)
 static void
 push (_cl_command_node *node, push_how how)
 {
-  node->ready |= TP_LISTED;
+  TP_NODE_FLAGS (node) |= TP_LISTED;
   drain_frame *f = own_frame ();
   if (how == PUSH_OTHER && f != NULL && f->next == NULL)
     {
@@ -441,20 +433,21 @@ run_node (_cl_command_node *node, run_by by)
 {
   tp_device *d = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
-  if (node->ready & TP_FAILED)
+  if (TP_NODE_FLAGS (node) & TP_FAILED)
     {
       POCL_LOCK_OBJ (ev);
-      if (node->ready & TP_JIT)
+      if (TP_NODE_FLAGS (node) & TP_JIT)
         {
-          pocl_release_dlhandle_cache (node);
-          node->ready &= ~TP_JIT;
+          tp_dlhandle_release (node);
+          TP_NODE_FLAGS (node) &= ~TP_JIT;
         }
-      /* pocl_update_event_failed drops libpocl's reference, which may be the
-       * last: hold one of ours across it. */
+      /* Failing drops libpocl's reference, which may be the last: hold one
+       * of ours across it. */
       POCL_RETAIN_OBJECT_UNLOCKED (ev);
-      if (ev->status > CL_COMPLETE)
-        pocl_update_event_failed (ev);
+      int pending = ev->status > CL_COMPLETE;
       POCL_UNLOCK_OBJ (ev);
+      if (pending)
+        tp_event_fail (ev);
       POclReleaseEvent (ev);
       tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
       return;
@@ -478,8 +471,8 @@ run_node (_cl_command_node *node, run_by by)
     }
   POCL_LOCK_OBJ (ev);
   POCL_RETAIN_OBJECT_UNLOCKED (ev); /* as above */
-  pocl_update_event_failed (ev);
   POCL_UNLOCK_OBJ (ev);
+  tp_event_fail (ev);
   POclReleaseEvent (ev);
 }
 
@@ -500,22 +493,28 @@ exec_busy_locked (void)
   return sched.exec_owner != NULL && sched.exec_owner != &tls_me;
 }
 
-/* Runs listed commands until the list and this thread's chain are empty.
- * Precondition: sched.lock held and the caller counted in sched.runners;
- * returns with sched.lock held. */
+/* Runs listed commands until the list and this thread's chain are empty;
+ * with `first` (Submit: a node this thread already owns the right to run,
+ * exec_owner and exec_depth set by the caller), that node and its chain
+ * only.  Precondition: sched.lock held and the caller counted in
+ * sched.runners; returns with sched.lock held. */
 static void
-drain_locked (run_by by)
+drain_locked (run_by by, _cl_command_node *first)
 {
   drain_frame f = { .by = by, .outer = tls_frame };
   tls_frame = &f;
-  _cl_command_node *n;
-  while (!exec_busy_locked ()
-         /* The progress thread hands over to a waiter that came. */
-         && !(by == BY_PROGRESS && sched.runners > 1)
-         && (n = pop_locked ()) != NULL)
+  _cl_command_node *n = first;
+  while (n != NULL
+         || (first == NULL && !exec_busy_locked ()
+             /* The progress thread hands over to a waiter that came. */
+             && !(by == BY_PROGRESS && sched.runners > 1)
+             && (n = pop_locked ()) != NULL))
     {
-      sched.exec_owner = &tls_me;
-      sched.exec_depth++;
+      if (n != first)
+        {
+          sched.exec_owner = &tls_me;
+          sched.exec_depth++;
+        }
       pthread_mutex_unlock (&sched.lock);
       for (;;)
         {
@@ -544,7 +543,7 @@ drain (run_by by)
 {
   pthread_mutex_lock (&sched.lock);
   sched.runners++;
-  drain_locked (by);
+  drain_locked (by, NULL);
   int kick = leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
@@ -571,12 +570,52 @@ check_command_abi (_cl_command_node *node, cl_command_queue cq)
                "teams: PoCL ABI self-check failed on the first command "
                "(command/event/queue layout): rebuild the teams driver "
                "(backend/pocl) against the pocl-source package of the "
-               "installed libpocl2 version (built against %s)\n",
-               TEAMS_POCL_PACKAGE_VERSION);
+               "installed %s version (built against %s)\n",
+               TEAMS_POCL_PACKAGE, TEAMS_POCL_PACKAGE_VERSION);
       abort ();
     }
   /* Relaxed: a flag that only saves repeating an idempotent check. */
   tt_atomic_store_relaxed (&commands_checked, 1);
+}
+
+/* Submit, submit=auto: a node claims the right to run listed commands
+ * (exec_owner) when nothing is listed, nobody holds the right, and this
+ * thread is not draining already (an event callback that enqueues): it
+ * would be the next command to run anyway (Order), and a command just
+ * submitted has nothing waiting for it yet, so its chain stays empty.
+ * Precondition: the node's event locked (order event -> sched.lock).
+ * Returns 1 when claimed: the caller unlocks the event and calls
+ * run_claimed. */
+static int
+claim_now (_cl_command_node *node)
+{
+  pthread_mutex_lock (&sched.lock);
+  int ok = sched.ready_head == NULL && sched.exec_owner == NULL
+           && tls_frame == NULL && !sched.shutdown;
+  if (ok)
+    {
+      TP_NODE_FLAGS (node) |= TP_LISTED;
+      sched.exec_owner = &tls_me;
+      sched.exec_depth = 1;
+      sched.runners++;
+    }
+  pthread_mutex_unlock (&sched.lock);
+  if (ok)
+    touch ();
+  return ok;
+}
+
+/* Runs a claimed node in this thread, then gives the right back.  No lock
+ * held. */
+static void
+run_claimed (_cl_command_node *node)
+{
+  pthread_mutex_lock (&sched.lock);
+  drain_locked (BY_SUBMIT, node);
+  int kick = leave_locked ();
+  pthread_mutex_unlock (&sched.lock);
+  if (kick)
+    kick_progress ();
 }
 
 /* Entered with the event locked (libpocl's submit contract); unlocks it. */
@@ -590,15 +629,21 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
   touch ();
 
   /* Resolve the work-group function here, before the event can go
-   * RUNNING, as basic does; no compile but for built-in kernels (jit.c). */
-  if (node->type == CL_COMMAND_NDRANGE_KERNEL && tp_jit_resolve (d, node))
-    node->ready |= TP_JIT;
-
-  node->ready |= TP_SUBMITTED;
-  int listed = 0;
-  if (!(node->ready & TP_LISTED))
+   * RUNNING, as basic does; no compile but for built-in kernels (resolve.c). */
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
     {
-      if (node->ready & TP_FAILED)
+      int r = tp_jit_resolve (d, node);
+      if (r > 0)
+        TP_NODE_FLAGS (node) |= TP_JIT;
+      else if (r < 0)
+        TP_NODE_FLAGS (node) |= TP_FAILED; /* no work-group function */
+    }
+
+  TP_NODE_FLAGS (node) |= TP_SUBMITTED;
+  int listed = 0;
+  if (!(TP_NODE_FLAGS (node) & TP_LISTED))
+    {
+      if (TP_NODE_FLAGS (node) & TP_FAILED)
         listed = 1;
       else if (pocl_command_is_ready (ev))
         {
@@ -607,6 +652,14 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
         }
     }
   int eager = d->set.submit == TP_SUBMIT_EAGER;
+  if (listed && !eager && d->set.submit == TP_SUBMIT_AUTO
+      && !(TP_NODE_FLAGS (node) & TP_FAILED) && tp_run_now_ok (d, node)
+      && claim_now (node))
+    {
+      POCL_UNLOCK_OBJ (ev);
+      run_claimed (node);
+      return;
+    }
   if (listed)
     push (node, eager ? PUSH_SELF : PUSH_OTHER);
   POCL_UNLOCK_OBJ (ev);
@@ -615,19 +668,19 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 }
 
 /* Called by pocl_broadcast with both events locked; must return with both
- * locked, and runs nothing (see the protocol). */
+ * locked, and runs nothing (docs/protocol.md item 31). */
 void
 tp_notify (cl_device_id device, cl_event event, cl_event finished)
 {
   _cl_command_node *node = event->command;
 
-  if (node->ready & TP_LISTED)
+  if (TP_NODE_FLAGS (node) & TP_LISTED)
     return;
   if (finished->status < CL_COMPLETE)
-    node->ready |= TP_FAILED;
-  if (!(node->ready & TP_SUBMITTED))
+    TP_NODE_FLAGS (node) |= TP_FAILED;
+  if (!(TP_NODE_FLAGS (node) & TP_SUBMITTED))
     return; /* notify before submit: submit lists it */
-  if (!(node->ready & TP_FAILED))
+  if (!(TP_NODE_FLAGS (node) & TP_FAILED))
     {
       if (!pocl_command_is_ready (event) || event->status != CL_QUEUED)
         return;
@@ -667,7 +720,9 @@ event_done (void *what)
 }
 
 /* The wait loop of join and wait_event: run what is ready, sleep only when
- * nothing is ready and nothing finished since the last look. */
+ * nothing is ready and nothing finished since the last look (docs/protocol.md
+ * item 34: finish_gen is read before the condition, and again under
+ * sched.lock after `sleeping` is raised). */
 static void
 wait_until (done_fn done, void *what)
 {
@@ -675,7 +730,7 @@ wait_until (done_fn done, void *what)
   sched.runners++;
   for (;;)
     {
-      drain_locked (BY_WAITER);
+      drain_locked (BY_WAITER, NULL);
       unsigned gen = tt_atomic_load_seq_cst (&sched.finish_gen);
       pthread_mutex_unlock (&sched.lock);
       int ok = done (what);
@@ -808,7 +863,7 @@ progress_main (void *arg)
         }
       sched.progress_state = TP_PROGRESS_RUNNING;
       sched.runners++;
-      drain_locked (BY_PROGRESS);
+      drain_locked (BY_PROGRESS, NULL);
       sched.runners--;
       /* Stay in GRACE for another period: pushes right after a burst find
        * us awake. */

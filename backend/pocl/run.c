@@ -41,9 +41,28 @@
  * control bit differs (fp_* below; PoCL's save/set/restore calls cost
  * five writes per chunk, a visible share of an empty kernel's 0.6 us).
  *
- * printf: each participant's buffer is written to stdout at the end of each
- * of its chunks (when non-empty), by that participant; pthread writes once
- * per thread and command, basic once per command.
+ * printf: a launch's output comes out in work-group order, as on PoCL's
+ * basic driver, whichever participants ran the groups and in whatever order
+ * they finished.  A participant formats into its own buffer; at the end of
+ * a chunk that printed, it reserves room in the launch's output (struct
+ * tp_out: one fetch_add on `used`) and copies the chunk's bytes there
+ * behind a header naming the chunk's first group.  The arena is allocated
+ * by the first chunk that prints (published with a release CAS; a loser
+ * frees its own), so a launch that prints nothing costs nothing; its room
+ * is the device's printf buffer size, a command's on PoCL's own drivers,
+ * and output beyond it is dropped as there.  After the region (its end
+ * orders every participant's copy before the caller's reads) the thread
+ * that runs the command writes the records sorted by group.  Where PoCL's
+ * kernel library prints at each printf itself (Debian's PoCL 6.0 and 7.1),
+ * the output is PoCL's and the buffer at most reset (pocl-compat.h,
+ * tp_printf_flush); a kernel whose object calls what prints it (wgfunc.c,
+ * object_calls) then runs its groups in order on one participant.
+ * Without memory for the arena a chunk writes its own output at once.
+ *
+ * Failures: a kernel that flags its work-group failed (PoCL 7's
+ * execution_failed), a program whose program-scope variables could not be
+ * set up, or a launch short of memory (below) makes tp_run_ndrange return
+ * -1, and queue.c fails the event (CL_FAILED) instead of completing it.
  *
  * Out of memory: nothing on this path may stop the process.  The argument
  * arrays of a kernel with more than TP_MAX_INLINE_ARGS arguments and the
@@ -61,11 +80,10 @@
  * work-group (pthread allocates once per thread; so do we, per thread). */
 #include "teams-pocl.h"
 
-#include "pocl_timing.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TP_ALIGN MAX_EXTENDED_ALIGNMENT
@@ -94,15 +112,26 @@ struct tp_launch {
   size_t ng0, ng1, m;
   unsigned ftz;
   tp_device *d;
-  /* Profiling queues only (else NULL): the earliest time a participant
-   * began its first work-group, UINT64_MAX until one did (see Timing). */
-  _Atomic uint64_t *t_first;
   /* TEAMS_POCL_RECORD_PARTICIPANTS=1 only (else NULL): the participants
    * that ran work-groups, TP_RAN_WORDS words of bits (subdev.c). */
   _Atomic uint64_t *ran;
   /* Set by a participant that got no scratch: its work-groups did not run,
    * and the command fails (see Out of memory). */
   _Atomic int *failed;
+  struct tp_out *out; /* the launch's printf output (see printf) */
+};
+
+/* A launch's printf output (see printf at the top): records of
+ * (first group, length, bytes), 8-aligned, in `text`, allocated by the
+ * first chunk that prints. */
+struct tp_out {
+  _Atomic (char *) text;
+  _Atomic size_t used; /* bytes reserved, may run past cap */
+  size_t cap;
+};
+struct tp_out_rec {
+  size_t group;
+  size_t len;
 };
 
 /* One participant's view of its scratch (thread-local; the memory is the
@@ -247,21 +276,6 @@ fp_leave (tp_fp saved)
 }
 #endif
 
-/* Timing: a participant's first chunk of a launch lowers L->t_first to
- * the time it begins, on PoCL's clock (pocl_gettimemono_ns, the clock of
- * every other timestamp of the event).  A minimum, not the first store: the
- * participant that read the clock first may store last. */
-static void
-note_first (const struct tp_launch *L)
-{
-  uint64_t t = pocl_gettimemono_ns ();
-  uint64_t cur = tt_atomic_load_relaxed (L->t_first);
-  /* acq_rel only because the runtime names no relaxed CAS: the value
-   * orders nothing (the region's end publishes it to the caller). */
-  while (t < cur && !tt_atomic_cas_acq_rel (L->t_first, &cur, t))
-    ;
-}
-
 /* Marks the calling participant in L->ran, once per launch (its first
  * chunk).  Work-groups run outside any region (run_on_team's and
  * run_on_subteam's last resorts) run on the caller: participant 0. */
@@ -277,14 +291,99 @@ note_ran (const struct tp_launch *L)
     tt_atomic_fetch_or_acq_rel (&L->ran[q / 64], (uint64_t)1 << (q % 64));
 }
 
+static size_t
+rec_size (size_t len)
+{
+  return (sizeof (struct tp_out_rec) + len + 7) & ~(size_t)7;
+}
+
+/* A chunk that began at group `group` printed n bytes at buf: into the
+ * launch's output (see printf), or at once where there is no room for it. */
+static void
+out_chunk (struct tp_out *o, size_t group, const char *buf, uint32_t n)
+{
+  char *text = tt_atomic_load_acquire (&o->text);
+  if (text == NULL)
+    {
+      char *mine = malloc (o->cap);
+      char *none = NULL;
+      if (mine != NULL && tt_atomic_cas_acq_rel (&o->text, &none, mine))
+        text = mine;
+      else
+        {
+          free (mine);
+          text = none; /* the winner's, or NULL without memory */
+        }
+    }
+  size_t need = rec_size (n);
+  size_t at = text != NULL ? tt_atomic_fetch_add_relaxed (&o->used, need)
+                           : SIZE_MAX;
+  if (at == SIZE_MAX || at > o->cap || o->cap - at < need)
+    {
+      if (text == NULL)
+        tp_printf_flush ((char *)buf, n); /* no arena: unordered, whole */
+      return; /* past the launch's room: dropped, as on PoCL's drivers */
+    }
+  struct tp_out_rec r = { group, n };
+  memcpy (text + at, &r, sizeof r);
+  memcpy (text + at + sizeof r, buf, n);
+}
+
+static int
+by_group (const void *a, const void *b)
+{
+  size_t x = (*(const struct tp_out_rec *const *)a)->group;
+  size_t y = (*(const struct tp_out_rec *const *)b)->group;
+  return x < y ? -1 : x > y;
+}
+
+/* After the region: the launch's output in group order, then the arena
+ * freed.  Called by the thread that ran the command. */
+static void
+out_write (struct tp_out *o)
+{
+  char *text = tt_atomic_load_acquire (&o->text);
+  if (text == NULL)
+    return;
+  size_t used = tt_atomic_load_relaxed (&o->used);
+  if (used > o->cap)
+    used = o->cap;
+  size_t n = 0;
+  for (size_t at = 0; at + sizeof (struct tp_out_rec) <= used;)
+    {
+      const struct tp_out_rec *r = (const void *)(text + at);
+      if (at + rec_size (r->len) > used)
+        break;
+      at += rec_size (r->len);
+      n++;
+    }
+  const struct tp_out_rec **v = malloc (n * sizeof *v + 1);
+  size_t k = 0;
+  for (size_t at = 0; k < n; ++k)
+    {
+      const struct tp_out_rec *r = (const void *)(text + at);
+      if (v == NULL) /* without memory: in the order they came */
+        tp_printf_flush ((char *)(r + 1), (uint32_t)r->len);
+      else
+        v[k] = r;
+      at += rec_size (r->len);
+    }
+  if (v != NULL)
+    {
+      qsort (v, n, sizeof *v, by_group);
+      for (k = 0; k < n; ++k)
+        tp_printf_flush ((char *)(v[k] + 1), (uint32_t)v[k]->len);
+      free (v);
+    }
+  free (text);
+}
+
 static void
 run_groups (const struct tp_launch *L, size_t begin, size_t end)
 {
   struct part *pt = &tls_part;
   if (pt->launch_id != L->id)
     {
-      if (L->t_first != NULL)
-        note_first (L);
       if (L->ran != NULL)
         note_ran (L);
       if (part_setup (pt, L) != 0)
@@ -306,6 +405,13 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
     {
       fp_reset (want);
       L->wg ((uchar *)pt->args, (uchar *)pt->pc, gx, gy, gz);
+      if (TP_WG_FAILED (pt->pc))
+        {
+          /* The kernel reported a failure (PoCL 7): the command fails,
+           * its other groups still run, as on PoCL's own drivers. */
+          TP_WG_FAILED_CLEAR (pt->pc);
+          tt_atomic_store_relaxed (L->failed, 1);
+        }
       if (++gx == L->ng0)
         {
           gx = 0;
@@ -321,19 +427,26 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
 
   if (pt->printf_pos > 0)
     {
-      size_t n = pt->printf_pos;
+      uint32_t n = pt->printf_pos;
       if (n > L->printf_cap)
-        n = L->printf_cap;
-      const char *b = (const char *)pt->pc->printf_buffer;
-      while (n > 0)
-        {
-          ssize_t w = write (STDOUT_FILENO, b, n);
-          if (w <= 0)
-            break;
-          b += w;
-          n -= (size_t)w;
-        }
+        n = (uint32_t)L->printf_cap;
+      if (!TP_PRINTF_BY_KERNEL)
+        out_chunk (L->out, begin, (const char *)pt->pc->printf_buffer, n);
       pt->printf_pos = 0;
+    }
+}
+
+/* pocl-compat.h: a participant's printf output as text (PoCL 3.1, 6.0). */
+void
+tp_write_text (const char *b, size_t n)
+{
+  while (n > 0)
+    {
+      ssize_t w = write (STDOUT_FILENO, b, n);
+      if (w <= 0)
+        break;
+      b += w;
+      n -= (size_t)w;
     }
 }
 
@@ -380,19 +493,97 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
 
 /* An ND-range command, run between RUNNING and COMPLETE by queue.c's
  * run_node (in place of pocl_exec_command, so that it can fail the event;
- * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns 0, or -1 when memory
- * for the launch was missing: some work-groups did not run, and the event
- * must fail.  Releases the node's dlhandle reference (TP_JIT) either way. */
+ * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns
+ * 0, or -1 when the command must fail (Failures, at the top).  Releases
+ * the node's dlhandle reference (TP_JIT) either way. */
+static uint64_t
+now_ns (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static size_t
+groups_of (const _cl_command_node *cmd)
+{
+  const struct pocl_context *pc = &cmd->command.run.pc;
+  return pc->num_groups[0] * pc->num_groups[1] * pc->num_groups[2];
+}
+
+/* Memory the host may write while a kernel runs, so that the kernel may
+ * wait for it: a raw pointer (SVM, USM) or a buffer or image made with
+ * CL_MEM_USE_HOST_PTR (PoCL's regression/test_infinite_loop and
+ * tests/test-pocl-timing.c's gate kernel spin on such memory).  Other
+ * memory changes only through commands, which cannot run while the
+ * submitting thread runs this one. */
+static int
+host_may_write (_cl_command_node *cmd)
+{
+  const pocl_kernel_metadata_t *meta = cmd->command.run.kernel->meta;
+  for (unsigned i = 0; i < meta->num_args; ++i)
+    {
+      const struct pocl_argument *al = &cmd->command.run.arguments[i];
+      pocl_argument_type t = meta->arg_info[i].type;
+      if ((t != POCL_ARG_TYPE_POINTER && t != POCL_ARG_TYPE_IMAGE)
+          || ARG_IS_LOCAL (meta->arg_info[i]) || al->value == NULL)
+        continue;
+      if (t == POCL_ARG_TYPE_POINTER && TP_ARG_IS_RAW_PTR (al))
+        return 1;
+      cl_mem mem = *(cl_mem *)al->value;
+      while (mem->parent != NULL)
+        mem = mem->parent;
+      if (mem->flags & CL_MEM_USE_HOST_PTR)
+        return 1;
+    }
+  return 0;
+}
+
+/* submit=auto (queue.c, Submit): a ready ND-range runs at once in the
+ * submitting thread when its kernel's history predicts it ends within the
+ * grace period -- it then ends before the progress thread would have
+ * started it under lazy submit, and holds the enqueue no longer -- and it
+ * cannot be waiting for the host (host_may_write).  A first launch, a
+ * built-in kernel and a sub-device's launch (which waits for the team
+ * rather than run on a thread outside its participants) take the lazy
+ * path. */
+int
+tp_run_now_ok (const tp_device *d, _cl_command_node *cmd)
+{
+  if (cmd->type != CL_COMMAND_NDRANGE_KERNEL
+      || cmd->device->parent_device != NULL)
+    return 0;
+  size_t m = groups_of (cmd);
+  return tp_jit_predict_ns (cmd, m) < d->set.grace_ns
+         && !host_may_write (cmd);
+}
+
 int
 tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
 {
   cl_kernel kernel = cmd->command.run.kernel;
   pocl_kernel_metadata_t *meta = kernel->meta;
   struct pocl_context *pc = &cmd->command.run.pc;
-  size_t m = pc->num_groups[0] * pc->num_groups[1] * pc->num_groups[2];
+  size_t m = groups_of (cmd);
   int rc = 0;
   if (m == 0)
     goto out;
+  /* The launch history of submit=auto (resolve.c): some launches timed. */
+  uint64_t t0 = tp_jit_time_this (cmd, m) ? now_ns () : 0;
+  /* A defined built-in kernel (PoCL 7) is PoCL's own host code, not
+   * work-groups: it runs here, whole. */
+  if (TP_IS_DEFINED_BUILTIN (kernel->program))
+    {
+      rc = tp_run_defined_builtin (cmd) == CL_SUCCESS ? 0 : -1;
+      goto out;
+    }
+  if (tp_program_globals (kernel->program, cmd->program_device_i, cmd->device,
+                          pc)
+      != 0)
+    {
+      rc = -1;
+      goto out;
+    }
 
   /* The argument arrays: on the stack up to TP_MAX_INLINE_ARGS, else one
    * allocation for the three; the images' descriptions in one more. */
@@ -454,14 +645,14 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
           void *ptr = NULL;
           if (al->value != NULL)
             {
-              if (al->is_svm)
+              if (TP_ARG_IS_RAW_PTR (al))
                 ptr = *(void **)al->value;
               else
                 {
                   cl_mem mem = *(cl_mem *)al->value;
                   ptr = (char *)mem->device_ptrs[cmd->device->global_mem_id]
                             .mem_ptr
-                        + al->offset;
+                        + TP_ARG_OFFSET (al);
                 }
             }
           args2[i] = ptr;
@@ -496,6 +687,9 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
     }
 
   _Atomic int failed = 0;
+  struct tp_out out = { .cap = cmd->device->printf_buffer_size };
+  tt_atomic_init (&out.text, NULL);
+  tt_atomic_init (&out.used, 0);
   struct tp_launch L = {
     .wg = (pocl_workgroup_func)cmd->command.run.wg,
     .pc = pc,
@@ -512,13 +706,12 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
     .ftz = kernel->program->flush_denorms,
     .d = d,
     .failed = &failed,
+    .out = &out,
   };
-  /* START is the first work-group's start, not PoCL's RUNNING (taken
-   * before the arguments above were built and the region started). */
-  _Atomic uint64_t t_first = UINT64_MAX;
-  cl_event ev = cmd->sync.event.event;
-  if (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)
-    L.t_first = &t_first;
+  /* Profiling: START is PoCL's RUNNING stamp (queue.c's run_node, before
+   * this), END is taken when the event completes, after the region: the
+   * region and every work-group fall between them, as on PoCL's own
+   * drivers. */
   _Atomic uint64_t ran[TP_RAN_WORDS];
   if (d->record)
     {
@@ -526,14 +719,19 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
         tt_atomic_init (&ran[w], 0);
       L.ran = ran;
     }
+  /* Where PoCL's kernel library prints each line itself, a kernel that
+   * prints runs its groups in order on one participant, so that its output
+   * comes in group order (see printf). */
+  int in_order = tp_jit_prints (cmd);
   if (cmd->device->parent_device != NULL)
     {
       size_t first, count;
       tp_device_range (cmd->device, &first, &count);
-      run_on_subteam (&L, &d->set, first, count);
+      run_on_subteam (&L, &d->set, first, in_order ? 1 : count);
     }
   else
-    run_on_team (&L, &d->set, d->set.participants ? d->set.participants : 1);
+    run_on_team (&L, &d->set,
+                 in_order || !d->set.participants ? 1 : d->set.participants);
   if (L.ran != NULL)
     {
       uint64_t r[TP_RAN_WORDS];
@@ -541,18 +739,12 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
         r[w] = tt_atomic_load_relaxed (&ran[w]);
       tp_record_ran (cmd->device, r);
     }
-  /* The region has ended (its end orders the participants' stores before
-   * these loads).  PoCL reads time_start only once the event is complete,
-   * which it publishes later under the event lock; END is taken then, after
-   * the last work-group. */
-  if (L.t_first != NULL)
-    {
-      uint64_t t = tt_atomic_load_relaxed (&t_first);
-      if (t != UINT64_MAX && t > ev->time_start)
-        ev->time_start = t;
-    }
+  /* The region has ended: every participant's output is in `out`. */
+  out_write (&out);
   if (tt_atomic_load_relaxed (&failed))
     rc = -1;
+  if (t0 != 0)
+    tp_jit_timed (cmd, now_ns () - t0, m);
 
   tp_count_ndrange (d, m);
 
@@ -560,7 +752,7 @@ out_free:
   free (images);
   free (heap);
 out:
-  if (cmd->ready & TP_JIT)
-    pocl_release_dlhandle_cache (cmd);
+  if (TP_NODE_FLAGS (cmd) & TP_JIT)
+    tp_dlhandle_release (cmd);
   return rc;
 }

@@ -1,24 +1,23 @@
 /* teams PoCL driver: internal contract between driver.c (registration, init,
  * ABI check, settings), queue.c (who runs which command, when: the
- * scheduler), run.c (an ND-range on the team), jit.c (work-group functions),
- * memory.c (buffer placement) and subdev.c (sub-devices).
+ * scheduler), run.c (an ND-range on the team), wgfunc.c, compile.c and
+ * resolve.c (work-group functions: wgfunc.h), memory.c (buffer placement)
+ * and subdev.c (sub-devices).
  *
  * Includes PoCL's private headers (extracted from pocl-source at configure
- * time) through our own config.h; see backend/pocl/CMakeLists.txt. */
+ * time) through our own config.h and pocl-compat.h, which keeps what
+ * differs between the PoCL releases the driver supports; see
+ * backend/pocl/CMakeLists.txt. */
 #ifndef TEAMS_POCL_H
 #define TEAMS_POCL_H
-
-#include "config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pocl_cl.h"
-#include "common.h"
-#include "devices.h"
-#include "pocl_util.h"
+/* PoCL's private headers, and what differs between its releases. */
+#include "pocl-compat.h"
 #include "pocl_workgroup_func.h"
 /* The runtime's interface for the driver: the public API, the named
  * atomics (memory order in the name), per-thread scratch. */
@@ -37,7 +36,13 @@ typedef enum tp_submit_mode {
   /* submit runs a ready command at once, in the enqueuing thread: PoCL's
    * synchronous path (basic's) with the team under it.  Fastest; enqueue
    * returns only when the command is done. */
-  TP_SUBMIT_EAGER = 1
+  TP_SUBMIT_EAGER = 1,
+  /* lazy, but an ND-range that is ready at submit runs at once in the
+   * enqueuing thread when its kernel's launches so far say it ends within
+   * the grace period and none of its arguments is memory the host may
+   * write while it runs, and no other command is listed or running
+   * (queue.c, Submit).  The default. */
+  TP_SUBMIT_AUTO = 2
 } tp_submit_mode;
 
 /* Where the memory of a new buffer goes (memory.c). */
@@ -53,7 +58,7 @@ typedef enum tp_placement {
 
 typedef struct tp_settings {
   size_t participants;     /* "cu=N": most participants per region (CUs) */
-  tp_submit_mode submit;   /* "submit=lazy|eager" */
+  tp_submit_mode submit;   /* "submit=auto|lazy|eager" */
   tt_schedule schedule;    /* "schedule=greedy|static|steal|auto" */
   size_t grain;            /* "grain=N": work-groups per chunk, 0 = the
                               runtime's default for the schedule */
@@ -65,7 +70,8 @@ typedef struct tp_settings {
 #define TP_MAX_GRAIN ((size_t)1 << 32)
 
 /* Default grace: long enough for the usual enqueue-then-wait to reach the
- * wait (a few us), short against PoCL pthread's own hand-off (27-43 us). */
+ * wait (a few us), short against a hand-off to another thread, what PoCL's
+ * cpu driver pays per command (docs/measurements.md). */
 #define TP_DEFAULT_GRACE_NS 50000
 /* A burst of enqueues keeps the progress thread off for at most this many
  * grace periods: a program that enqueues without ever waiting still sees
@@ -114,12 +120,14 @@ typedef struct tp_device {
   _Atomic uint64_t n_run_submit;   /* commands run by the submitting thread */
   _Atomic uint64_t n_run_waiter;   /* ... by a thread waiting for them */
   _Atomic uint64_t n_run_progress; /* ... by the progress thread */
-  _Atomic uint64_t n_failed;       /* commands failed by a failed dependency */
+  _Atomic uint64_t n_failed;       /* commands failed before they ran: a
+                                      failed dependency, or no work-group
+                                      function could be had */
   _Atomic uint64_t n_ndrange;      /* ND-range commands run */
   _Atomic uint64_t n_groups;       /* work-groups run */
   _Atomic uint64_t n_generic;      /* ND-ranges given the generic work-group
                                       function: their specialised one was
-                                      not built yet (jit.c) */
+                                      not built yet (resolve.c) */
   _Atomic uint64_t n_jit_swapped;  /* specialised functions built in the
                                       background and swapped in */
   _Atomic uint64_t n_jit_pending;  /* background builds queued or running
@@ -136,8 +144,9 @@ typedef struct tp_device {
   int record;                      /* TEAMS_POCL_RECORD_PARTICIPANTS=1 */
 } tp_device;
 
-/* node->ready bit (queue.c lists the others): the node holds a reference on
- * PoCL's dlhandle cache entry, released after the run or the failure. */
+/* A bit of the driver's node flags (TP_NODE_FLAGS; queue.c lists the
+ * others): the node holds a reference on PoCL's dlhandle cache entry,
+ * released after the run or the failure. */
 #define TP_JIT 8
 
 /* ---- subdev.c: sub-devices ------------------------------------------------------ */
@@ -172,20 +181,37 @@ void tp_sched_detach (void);
 /* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
 void tp_count_ndrange (tp_device *d, size_t groups);
 
-/* ---- jit.c: work-group functions without a stall at first launch ---------------- */
+/* ---- work-group functions without a stall at first launch (wgfunc.h) ------------ */
+/* wgfunc.c: ops->create_kernel and free_kernel. */
 int tp_create_kernel (cl_device_id device, cl_program program,
                       cl_kernel kernel, unsigned program_device_i);
 int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                     unsigned program_device_i);
-/* Sets the work-group function of an ND-range node at submit (its event
- * locked); returns 1 when the node holds a PoCL dlhandle reference (TP_JIT). */
+/* resolve.c: sets the work-group function of an ND-range node at submit
+ * (its event locked); returns 1 when the node holds a PoCL dlhandle
+ * reference (TP_JIT), 0 when it holds none, -1 when no function could be
+ * had (the command fails). */
 int tp_jit_resolve (tp_device *d, _cl_command_node *node);
 
+/* resolve.c: a kernel's launch history, for submit=auto (queue.c, Submit): whether to
+ * time this launch of `groups` work-groups; the timed launch's cost; the
+ * predicted cost of a launch of `groups` work-groups, UINT64_MAX when
+ * unknown.  Called by the thread that runs (or submits) the command. */
+int tp_jit_time_this (_cl_command_node *node, size_t groups);
+void tp_jit_timed (_cl_command_node *node, uint64_t ns, size_t groups);
+uint64_t tp_jit_predict_ns (_cl_command_node *node, size_t groups);
+/* resolve.c: where PoCL's kernel library prints each line itself
+ * (TP_PRINTF_SELF_CALL), whether node's kernel calls printf. */
+int tp_jit_prints (_cl_command_node *node);
+
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
+/* submit=auto: whether the ND-range node, ready at submit, may run at once
+ * in the submitting thread (queue.c, Submit).  Its event locked. */
+int tp_run_now_ok (const tp_device *d, _cl_command_node *node);
 /* Runs an ND-range command of device d (queue.c's run_node, between
  * RUNNING and COMPLETE: the only way an ND-range runs); 0, or -1 when
- * memory was missing and the command must fail.  Releases the node's
- * dlhandle reference (TP_JIT). */
+ * the command must fail (run.c, Failures).  Releases the node's dlhandle
+ * reference (TP_JIT). */
 int tp_run_ndrange (tp_device *d, _cl_command_node *cmd);
 
 #endif

@@ -18,6 +18,7 @@
 #define TEAMS_LAUNCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "errors.h"
 #include "export.h"
 #include "team.h"
@@ -33,7 +34,7 @@ extern "C" {
 #define TT_LOCAL_CHOOSE_MAX 1024
 
 /* What the caller asks for.  Zero-initialise and set what you need; every
- * zero field means "default".  Entries of global/local/offset at or beyond
+ * zero field means "default" (reserved too: teams/team.h says why).  Entries of global/local/offset at or beyond
  * dims are ignored (they behave as size 1, offset 0). */
 typedef struct tt_launch_config {
   unsigned dims;              /* 1..3 */
@@ -70,6 +71,7 @@ typedef struct tt_launch_config {
    * Written only by participant i during the launch; read it after. */
   size_t *groups_run;
   size_t groups_run_len;
+  uint64_t reserved[7]; /* room to grow: zero (teams/team.h) */
 } tt_launch_config;
 
 /* The NDRange a launch actually runs, as the kernel sees it: unused
@@ -84,6 +86,7 @@ typedef struct tt_ndrange {
   size_t ngroups;                 /* product of groups */
   size_t group_items;             /* product of local */
   size_t local_mem;               /* bytes of local memory per group */
+  uint64_t reserved[5];           /* room to grow (teams/team.h) */
 } tt_ndrange;
 
 /* What the kernel-definition macros generate: a function that runs the

@@ -3,7 +3,38 @@
  * One team of worker threads per process, started at first use (or by
  * tt_team_start) and shared by every user: the launcher API, the PoCL driver
  * and plain C loops, so they never oversubscribe the cores.  The calling
- * thread is always participant 0 of its region. */
+ * thread is always participant 0 of its region.
+ *
+ * Where a region runs.  A region (tt_foreach_chunk, tt_foreach_range,
+ * tt_launch, an ND-range of the PoCL driver) runs every chunk exactly once,
+ * in one of three ways:
+ *   - on the team's workers: the caller and up to p - 1 worker threads of
+ *     the team;
+ *   - on OpenMP's threads: in a program that links an OpenMP runtime
+ *     (libgomp or libomp), an OpenMP parallel region of at most p threads,
+ *     OpenMP's thread t being participant t.  Only from the process's first
+ *     thread (where an OpenMP program runs its own regions), and never for a
+ *     pinned team (TEAMS_PIN), a region along the tree (TEAMS_TREE_MIN) or
+ *     tt_mem_touch (its pages stay where its chunks ran);
+ *   - on the caller alone: every chunk in order on the calling thread,
+ *     tt_participant() 0 throughout.
+ * When.  A region runs on the caller alone, whatever TEAMS_RUN says, when
+ * m == 1 or p == 1, inside a chunk (nesting), inside an OpenMP parallel
+ * region, when the team cannot start, or while another thread holds the
+ * team (TEAMS_BUSY=serial, the default; with TEAMS_BUSY=wait it waits for
+ * the team instead, but never inside a chunk).  Otherwise TEAMS_RUN decides:
+ *   auto    (the default) each loop runs the way that cost least as
+ *           measured in this process, and the others are tried again at a
+ *           bounded cost (docs/protocol.md items 42-43), so a tiny region
+ *           may run on the caller alone, and a program whose OpenMP threads
+ *           hold the CPUs may have its regions lent to them;
+ *   team    always the team's workers;
+ *   serial  always the caller alone;
+ *   openmp  always OpenMP's threads where a region can be lent, else the
+ *           team's workers.
+ * The way changes which threads run the chunks, never what runs: a chunk
+ * learns its participant from tt_participant() and must not assume a
+ * thread of its own. */
 #ifndef TEAMS_TEAM_H
 #define TEAMS_TEAM_H
 
@@ -72,24 +103,45 @@ TT_EXTERN int tt_team_start(void);
  * (returns TT_EBUSY then). */
 TT_EXTERN int tt_team_shutdown(void);
 
-/* Number of participants a region can have (workers + the caller); starts the
- * team if needed. */
+/* Number of participants a region can have now (workers + the caller).  It
+ * starts the team if it is not running, and, outside a chunk, restarts it
+ * when the team found the CPUs it may use changed (a quota or a CPU set,
+ * docs/cpus.md): the number is that of a team that exists, which may be
+ * smaller than the CPUs (a worker that could not be created,
+ * tt_team_info.degraded), and it is the size the next region outside a
+ * chunk gets, so that a loop cut into tt_team_size() pieces gives every
+ * participant one.  Inside a chunk it never restarts the team (nor does
+ * any region there). */
 TT_EXTERN size_t tt_team_size(void);
 
 /* Index of the calling thread in the region it is running a chunk of
  * (0 for the caller), or -1 outside any chunk.  In a serial region it is 0. */
 TT_EXTERN int tt_participant(void);
 
-/* Structs the library fills (tt_team_info, tt_steal_stats) keep their size
- * from one version to the next: a field added later takes the place of
- * reserved words of its size (libuv's reserved[]), so that a program built
- * against an older header passes a struct as large as the library writes.
- * The library leaves reserved as it was or zero; do not read it.  A field
- * added in version V is filled by libraries from V on (tt_version()): zero
- * the struct first to read 0 from an older one.  The sizes on 64-bit targets are checked where
- * the library is built (launcher/version.c) and by tests/test-version.c. */
+/* The public structs keep their size from one version to the next: a field
+ * added later takes the place of reserved words of its size (libuv's
+ * reserved[]), so that a program built against an older header and the
+ * library agree on the struct's size.
+ *   - Structs the library fills (tt_team_info, tt_steal_stats, tt_ndrange):
+ *     the library leaves reserved as it was or zero; do not read it.  A field
+ *     added in version V is filled by libraries from V on (tt_version()):
+ *     zero the struct first to read 0 from an older one.
+ *   - Structs the library reads (tt_launch_config): zero the whole struct
+ *     (a designated initializer does), reserved included; a field added
+ *     later reads 0, its default, from a program that does not know it.
+ * The sizes on 64-bit targets are checked where the library is built
+ * (launcher/version.c) and by tests/test-version.c. */
 #define TT_TEAM_INFO_SIZE 128
 #define TT_STEAL_STATS_SIZE 128
+#define TT_LAUNCH_CONFIG_SIZE 192
+#define TT_NDRANGE_SIZE 192
+
+/* Pinning of the team's participants (TEAMS_PIN).  The values never change. */
+typedef enum tt_pin {
+  TT_PIN_NONE = 0,  /* not pinned: every participant may run on the team's CPUs */
+  TT_PIN_CORES = 1, /* one participant per core, in topology order */
+  TT_PIN_NUMA = 2   /* spread evenly over the NUMA nodes, contiguous runs */
+} tt_pin;
 
 /* Facts about the running team, for tools and tests. */
 typedef struct tt_team_info {
@@ -98,7 +150,7 @@ typedef struct tt_team_info {
   double spin_us;       /* idle spin time before sleeping */
   int busy_wait;        /* 1 when TEAMS_BUSY=wait */
   int sentinel;         /* 1 when TEAMS_IDLE=sentinel */
-  int pinned;           /* 0 none, 1 cores, 2 numa */
+  tt_pin pinned;        /* TEAMS_PIN (an int-sized enum) */
   double start_ms;      /* time taken by the last team start */
   /* Why fewer workers than requested, or NULL.  A string in the library's
    * storage, unchanged until the next tt_team_shutdown (the team's next

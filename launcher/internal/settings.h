@@ -1,8 +1,12 @@
 /* teams: every TEAMS_* setting, in one table (internal).
  *
- * The runtime reads its environment here and nowhere else (mimalloc's
- * options.c is the model): one row per variable with its type, its range or
- * its choices, its default and where the default comes from.  The team reads
+ * Every variable a user sets to steer the runtime is read here and nowhere
+ * else (mimalloc's options.c is the model): one row per variable with its
+ * type, its range or its choices, its default and where the default comes
+ * from.  Not settings, and read where they are used: other programs'
+ * variables the runtime consults (the MPI launchers' local rank, cpuset.c;
+ * OpenMP's wait policy, lend.c) and the driver's test hook of its ABI check
+ * (TEAMS_POCL_ABI_SELFTEST, backend/pocl/driver.c).  The team reads
  * the table at each start (tt_team_shutdown + a new start re-reads it, which
  * the tests use), the PoCL driver through tt__setting, and TEAMS_DEBUG=1 and
  * `teams-info --settings` print it; the README's environment table is that
@@ -75,9 +79,10 @@ typedef struct tt__settings {
   const char *text[TT__NSETTINGS];
 } tt__settings;
 
-/* Reads every setting from the environment; a refused value is reported
- * once per read on stderr ("teams: ignoring NAME=VALUE (expected ...)") and
- * reads as its default. */
+/* Reads every setting from the environment; a refused value reads as its
+ * default and is reported on stderr ("teams: ignoring NAME=VALUE (expected
+ * ...)") once per value: read again (each team start, teams-info), the same
+ * value is not reported again, a changed one is. */
 void tt__settings_read(tt__settings *out);
 
 /* One setting, read now (for readers outside the team's start: the driver,

@@ -84,6 +84,16 @@ typedef enum tt__domain {
  * the team, a bad synthetic description), TT_ENOMEM. */
 TT_INTERNAL int tt__team_domains(size_t n, const char *synthetic, int *ids);
 
+/* tt_foreach_range for a loop that the range's function alone does not
+ * identify: the driver runs every kernel through one function.  site
+ * names the loop for the way's record and the auto schedule's memo
+ * (launcher/way.c, range.c): the kernel's work-group function. */
+TT_INTERNAL int tt__foreach_range_site(const void *site,
+                                       void (*f)(void *ctx, size_t begin,
+                                                 size_t end),
+                                       void *ctx, size_t n, size_t grain,
+                                       size_t p, tt_schedule schedule);
+
 /* tt_foreach_range on participants [first, first + count) of the team only
  * (launcher/range.c): a sub-team.  No other participant runs any of f, and
  * the caller runs some only when first == 0.  TT_SCHED_STATIC: participant
@@ -100,16 +110,6 @@ TT_INTERNAL int tt__team_domains(size_t n, const char *synthetic, int *ids);
  * TT_EINVAL or TT_EOVERFLOW as tt_foreach_range; TT_ENOMEM (static on a
  * run of more than 256 participants).  The rule assumes the team is not
  * shut down and restarted smaller meanwhile. */
-/* tt_foreach_range for a loop that the range's function alone does not
- * identify: the driver runs every kernel through one function.  site
- * names the loop for the way's record and the auto schedule's memo
- * (launcher/way.c, range.c): the kernel's work-group function. */
-TT_INTERNAL int tt__foreach_range_site(const void *site,
-                                       void (*f)(void *ctx, size_t begin,
-                                                 size_t end),
-                                       void *ctx, size_t n, size_t grain,
-                                       size_t p, tt_schedule schedule);
-
 TT_INTERNAL int tt__foreach_range_on(void (*f)(void *ctx, size_t begin,
                                                size_t end),
                                      void *ctx, size_t n, size_t grain,

@@ -32,10 +32,10 @@ echo "== find_package(teams) under $root"
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_COMPILER="$cc" >"$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; exit 1; }
 "$cmake" --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-lib=$(ldd "$work/cmake/consumer" | sed -n 's/.*libteams\.so\.0 => \([^ ]*\).*/\1/p')
-case "$lib" in
-  "$root"/*) echo "libteams.so.0 => $lib" ;;
-  *) echo "check.sh: the consumer loads libteams.so.0 from '$lib', not from $root" >&2; exit 1 ;;
+lib=$(ldd "$work/cmake/consumer" | sed -n 's/.*\(libteams\.so\.[0-9.]*\) => \([^ ]*\).*/\1 => \2/p')
+case "${lib#* => }" in
+  "$root"/*) echo "$lib" ;;
+  *) echo "check.sh: the consumer loads '$lib', not from $root" >&2; exit 1 ;;
 esac
 pc=$(find "$root" -name teams.pc | head -n 1)
 [ -n "$pc" ] || { echo "check.sh: no teams.pc under $root" >&2; exit 1; }

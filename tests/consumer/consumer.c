@@ -20,16 +20,16 @@ static void chunk(void *ctx, size_t c) {
 }
 
 int main(void) {
-  if (tt_version() != TEAMS_VERSION ||
-      strcmp(tt_version_string(), TEAMS_VERSION_STRING) != 0) {
-    fprintf(stderr, "consumer: header %s, library %s\n", TEAMS_VERSION_STRING,
+  if (tt_version() != TT_VERSION ||
+      strcmp(tt_version_string(), TT_VERSION_STRING) != 0) {
+    fprintf(stderr, "consumer: header %s, library %s\n", TT_VERSION_STRING,
             tt_version_string());
     return 1;
   }
 #ifdef TT_PACKAGE_VERSION
-  if (strcmp(TT_PACKAGE_VERSION, TEAMS_VERSION_STRING) != 0) {
+  if (strcmp(TT_PACKAGE_VERSION, TT_VERSION_STRING) != 0) {
     fprintf(stderr, "consumer: CMake package %s, header %s\n",
-            TT_PACKAGE_VERSION, TEAMS_VERSION_STRING);
+            TT_PACKAGE_VERSION, TT_VERSION_STRING);
     return 1;
   }
 #endif

@@ -1,9 +1,11 @@
 #!/bin/sh
-# check.sh BUILD WORK CMAKE CPACK CC POCL_VERSION [CLINFO]: the Debian
+# check.sh BUILD WORK CMAKE CPACK CC POCL_DEPENDS [CLINFO]: the Debian
 # packages of the build tree BUILD, checked without installing them.
 #   1. cpack writes the .debs into WORK/debs;
-#   2. their Depends fields: libteams0 needs libhwloc15, teams-pocl the exact
-#      libpocl2 POCL_VERSION (empty: no driver built) and the ICD loader;
+#   2. the runtime's package is named for the library's soname
+#      (libteams.so.0.1: libteams0.1, Debian's rule); their Depends fields:
+#      it needs libhwloc15, teams-pocl the exact libpocl POCL_DEPENDS
+#      ("libpocl2t64 (= 6.0-6)"; empty: no driver built) and the ICD loader;
 #   3. dpkg-deb -x unpacks them all into the scratch root WORK/root; every
 #      package's version is the unpacked teams.pc's (Debian revision 1),
 #      and teams/mpi.h is libteams-mpi's, not libteams-dev's;
@@ -12,7 +14,7 @@
 #   5. WORK/root/usr/bin/teams-run CLINFO must list the teams device: the
 #      unpacked teams-run finds the unpacked driver from its own place.
 set -eu
-build=$1 work=$2 cmake=$3 cpack=$4 cc=$5 pocl_version=$6 clinfo=${7:-}
+build=$1 work=$2 cmake=$3 cpack=$4 cc=$5 pocl_depends=$6 clinfo=${7:-}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work/debs" "$work/root"
@@ -35,14 +37,26 @@ expect_depends() { # package, substring of its Depends
     *) fail "$1 Depends '$d' lacks '$2'" ;;
   esac
 }
-expect_depends libteams0 libhwloc15
-expect_depends libteams-dev "libteams0 (="
+# the runtime's package: libteams<soversion>, the soname read from the
+# library it holds
+libdeb=$(ls "$work/debs" | grep -E '^libteams[0-9][0-9.]*_' | head -n 1)
+[ -n "$libdeb" ] || fail "no runtime package libteams<soversion> in $work/debs"
+lib=${libdeb%%_*}
+mkdir -p "$work/lib"
+dpkg-deb -x "$work/debs/$libdeb" "$work/lib"
+so=$(find "$work/lib" -name 'libteams.so.*' -type f | head -n 1)
+soname=$(readelf -d "$so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+[ "$lib" = "libteams${soname#libteams.so.}" ] ||
+  fail "the runtime's package is $lib, its library's soname $soname"
+echo "$lib holds $soname"
+expect_depends "$lib" libhwloc15
+expect_depends libteams-dev "$lib (="
 expect_depends libteams-dev libhwloc-dev
-expect_depends teams-tools "libteams0 (="
-if [ -n "$pocl_version" ]; then
-  expect_depends teams-pocl "libpocl2 (= $pocl_version)"
+expect_depends teams-tools "$lib (="
+if [ -n "$pocl_depends" ]; then
+  expect_depends teams-pocl "$pocl_depends"
   expect_depends teams-pocl ocl-icd-libopencl1
-  expect_depends teams-pocl "libteams0 (="
+  expect_depends teams-pocl "$lib (="
 fi
 for f in "$work"/debs/*.deb; do
   echo "unpacking $(basename "$f")"
@@ -67,7 +81,7 @@ fi
 
 sh "$here/../consumer/check.sh" "$work/root/usr" "$work/consumer" "$cmake" "$cc"
 
-if [ -n "$pocl_version" ] && [ -n "$clinfo" ]; then
+if [ -n "$pocl_depends" ] && [ -n "$clinfo" ]; then
   echo "== teams-run clinfo from the unpacked root"
   # Only the unpacked teams-run and driver: nothing from the build tree.
   "$work/root/usr/bin/teams-run" "$clinfo" >"$work/clinfo.log" 2>&1 ||

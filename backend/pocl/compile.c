@@ -1,0 +1,247 @@
+/* teams PoCL driver: the background compile thread, which builds the
+ * specialised work-group functions launches queue and swaps them in, and
+ * its quiescing at process exit.  The design and the lock order are in
+ * wgfunc.h.
+ *
+ * The compile thread.  One per process, started at the first queued build,
+ * at nice 19: it competes for a core only when the team leaves one idle,
+ * and the launches that run on the generic function meanwhile are not
+ * slowed by it.  A build job holds a reference on its kernel (taken at
+ * submit, released by the thread after the build), so clReleaseKernel and
+ * clReleaseProgram may come at any time: the last release then happens on
+ * the compile thread, which holds no lock of ours when it makes it.  A
+ * built function is published by a release store of its entry's wg, after
+ * dl (compile_main); tp_jit_resolve reads wg with acquire.
+ *
+ * Process exit.  LLVM must not be torn down under a build: a specialised
+ * codegen constructs function-local statics of LLVM the generic one did
+ * not, and exit() destroys them first, being the newest atexit entries,
+ * while the build still uses them (the build then crashes).  No atexit
+ * handler of ours can run before them, but exit() runs the calling thread's
+ * thread_local destructors before any atexit handler.  So every thread that
+ * creates a kernel or queues a build gets one (quiesce_on_thread_exit): it
+ * waits for the build in progress and pauses the compile thread, which then
+ * starts no build until the next launch that runs on a generic function
+ * resumes it (a thread that merely ends delays the queued builds until
+ * then).  An atexit handler also drops the queued builds and waits for the
+ * one in progress, for an exit from a thread we never saw.
+ *
+ * Locks: jit.lock guards the job list and started, busy, shutdown; paused
+ * is written under it and read without it by a launch (tp_compile_resume).
+ * tp_compile_queue takes it under tk->lock; it is never held with fns.lock
+ * (wgfunc.h, Locks).  The thread builds (PoCL's codegen and LLVM locks)
+ * with none of ours held.
+ *
+ * Rejected: calling pocl_check_kernel_dlhandle_cache from the background
+ * (it holds PoCL's global dlhandle lock for the whole compile, so every
+ * other launch's lookup, and every command's release, would wait for it);
+ * building specialisations on the progress thread (it must stay free to run
+ * commands nobody waits for); at exit, stopping the compile thread where it
+ * is instead of waiting (it may hold a malloc arena's or LLVM's lock that
+ * exit's destructors need). */
+#include "wgfunc.h"
+
+#include "teams-pocl-icd.h"
+
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The job list and the compile thread's state (see Locks). */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;            /* jobs queued, busy cleared, shutdown */
+  tp_job *head, *tail;
+  int started, busy, shutdown;
+  _Atomic int paused;             /* written under lock; see Process exit */
+  pthread_t thread;
+} jit = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void *
+compile_main (void *arg)
+{
+  (void)arg;
+  /* Nice 19 for this thread only (Linux: per-thread nice values). */
+  setpriority (PRIO_PROCESS, (id_t)syscall (SYS_gettid), 19);
+  pthread_mutex_lock (&jit.lock);
+  for (;;)
+    {
+      while ((jit.head == NULL || tt_atomic_load_relaxed (&jit.paused))
+             && !jit.shutdown)
+        pthread_cond_wait (&jit.cond, &jit.lock);
+      if (jit.shutdown)
+        break;
+      tp_job *j = jit.head;
+      jit.head = j->next;
+      if (jit.head == NULL)
+        jit.tail = NULL;
+      jit.busy = 1;
+      pthread_mutex_unlock (&jit.lock);
+
+      void *dl = NULL;
+      void *wg = tp_wg_load (&j->cmd, 1, &dl);
+      if (wg != NULL)
+        {
+          /* The swap: dl first, then wg with release; readers load wg with
+           * acquire (tp_jit_resolve).  A failed build leaves wg NULL: the
+           * launches keep the generic function. */
+          j->fn->dl = dl;
+          tt_atomic_store_release (&j->fn->wg, wg);
+          tt_atomic_fetch_add_relaxed (&j->d->n_jit_swapped, 1);
+        }
+      else
+        tp_fn_forget (j->fn);
+      tp_fn_release (j->fn);
+      tp_device *d = j->d;
+      /* May be the last reference: frees the kernel (tp_free_kernel) and
+       * releases its program. */
+      tp_icd_release_kernel (j->kernel);
+      free (j);
+      tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
+
+      pthread_mutex_lock (&jit.lock);
+      jit.busy = 0;
+      pthread_cond_broadcast (&jit.cond);
+    }
+  pthread_mutex_unlock (&jit.lock);
+  return NULL;
+}
+
+/* atexit: no build may run while the process tears LLVM down.  Builds not
+ * started are dropped (their kernel references with them: the process
+ * ends); the one in progress is waited for. */
+static void
+compile_shutdown (void)
+{
+  pthread_mutex_lock (&jit.lock);
+  jit.shutdown = 1;
+  jit.head = jit.tail = NULL;
+  pthread_cond_broadcast (&jit.cond);
+  while (jit.busy)
+    pthread_cond_wait (&jit.cond, &jit.lock);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+/* A thread that ends (or calls exit) waits for the build in progress and
+ * leaves the compile thread paused (see Process exit at the top). */
+static void
+quiesce_on_thread_exit (void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock (&jit.lock);
+  tt_atomic_store_relaxed (&jit.paused, 1);
+  while (jit.busy)
+    pthread_cond_wait (&jit.cond, &jit.lock);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+static void
+resume_builds (void)
+{
+  pthread_mutex_lock (&jit.lock);
+  tt_atomic_store_relaxed (&jit.paused, 0);
+  pthread_cond_broadcast (&jit.cond);
+  pthread_mutex_unlock (&jit.lock);
+}
+
+#ifdef __GLIBC__
+/* glibc's registration of thread_local destructors (what C++ uses). */
+extern int __cxa_thread_atexit_impl (void (*fn) (void *), void *obj,
+                                     void *dso);
+extern void *__dso_handle;
+static __thread int tls_watched;
+#endif
+
+/* Gives the calling thread its quiesce_on_thread_exit, once. */
+void
+tp_compile_watch_thread (void)
+{
+#ifdef __GLIBC__
+  if (tls_watched)
+    return;
+  if (__cxa_thread_atexit_impl (quiesce_on_thread_exit, NULL, &__dso_handle)
+      == 0)
+    tls_watched = 1;
+#endif
+}
+
+/* Queues j; returns 0, or -1 when no thread can build it. */
+static int
+enqueue_job (tp_job *j)
+{
+  int rc = 0;
+  pthread_mutex_lock (&jit.lock);
+  if (jit.shutdown)
+    rc = -1;
+  else if (!jit.started)
+    {
+      if (pthread_create (&jit.thread, NULL, compile_main, NULL) != 0)
+        rc = -1;
+      else
+        {
+          pthread_detach (jit.thread);
+          jit.started = 1;
+          atexit (compile_shutdown);
+        }
+    }
+  if (rc == 0)
+    {
+      j->next = NULL;
+      if (jit.tail)
+        jit.tail->next = j;
+      else
+        jit.head = j;
+      jit.tail = j;
+      tt_atomic_store_relaxed (&jit.paused, 0);
+      pthread_cond_signal (&jit.cond);
+    }
+  pthread_mutex_unlock (&jit.lock);
+  return rc;
+}
+
+/* Queues j, the build of f (a new entry of the table, held for j), for the
+ * launch `node`.  Called with tk->lock held. */
+void
+tp_compile_queue (tp_device *d, _cl_command_node *node, tp_fn *f, tp_job *j)
+{
+  cl_kernel k = node->command.run.kernel;
+  j->kernel = k;
+  j->d = d;
+  j->fn = f;
+  /* The launch as PoCL's build reads it: kernel, device, hash, the
+   * specialisation (local size, offsets, grid width, the two force flags). */
+  j->cmd.type = CL_COMMAND_NDRANGE_KERNEL;
+  j->cmd.device = node->device;
+  j->cmd.program_device_i = node->program_device_i;
+  j->cmd.command.run.kernel = k;
+  j->cmd.command.run.hash = node->command.run.hash;
+  j->cmd.command.run.pc = node->command.run.pc;
+  j->cmd.command.run.pc.printf_buffer = NULL;
+  j->cmd.command.run.pc.printf_buffer_position = NULL;
+  j->cmd.command.run.force_large_grid_wg_func
+      = node->command.run.force_large_grid_wg_func;
+  tp_compile_watch_thread ();
+  tp_icd_retain_kernel (k);
+  tt_atomic_fetch_add_relaxed (&d->n_jit_pending, 1);
+  if (enqueue_job (j) != 0)
+    {
+      tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
+      tp_icd_release_kernel (k);
+      tp_fn_forget (f); /* never built */
+      tp_fn_release (f);
+      free (j);
+    }
+}
+
+/* A launch that runs a generic function resumes the builds a thread's end
+ * held back (see Process exit). */
+void
+tp_compile_resume (void)
+{
+  if (tt_atomic_load_relaxed (&jit.paused))
+    {
+      tp_compile_watch_thread ();
+      resume_builds ();
+    }
+}
