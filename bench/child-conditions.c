@@ -10,13 +10,22 @@
  *            blocktime first);
  *   batchB   B OpenMP regions then B team regions, repeated; per team
  *            region (B OpenMP and B team regions over B);
- *   pairs    an OpenMP region then a team region, repeated.
+ *   pairs    an OpenMP region then a team region, repeated;
+ *   once     a sample is one OpenMP region, a 250 ms sleep (its threads
+ *            and the team's go to sleep), then the first 2000 regions of a
+ *            loop the process has not run before (a program that used
+ *            OpenMP once, then only the team);
+ *   steps    as solo, but the chunks' work changes every 2500 regions
+ *            (empty: none and ~2 us; work: ~0.5 and ~4 us);
+ *   two      as solo, while a second thread launches the same regions.
  * A region is p chunks: empty, or ~2 us of work each (--kind work).  The
  * "team region" is what TEAMS_BENCH_REGION says: tt_foreach_chunk (team,
  * the default), the same loop written with OpenMP (openmp: `parallel for
  * schedule(static)`), or an OpenCL kernel of p work-groups on the teams
  * device, enqueue + clFinish (cl; built with BENCH_WITH_CL).  The parent
- * sets TEAMS_RUN and TEAMS_NUM_THREADS for the fixed alternatives.
+ * sets TEAMS_RUN and TEAMS_NUM_THREADS for the fixed alternatives, and
+ * TEAMS_BENCH_PIN=1 to pin the first thread to one CPU before OpenMP and
+ * the team start (their threads stay unpinned).
  *
  * Changes while the process runs (--change): the child itself narrows its
  * first thread's affinity mask to one CPU (mask), or halves the CPU quota
@@ -26,13 +35,15 @@
  * TEAMS_NUM_THREADS) it also prints the seconds until tt_team_size()
  * showed each change (9.99: not within the run).
  *
- *   child --cell solo|batchB|pairs --kind empty|work --team P --label SYS
+ *   child --cell solo|batchB|pairs|once|steps|two --kind empty|work --team P --label SYS
  *         --metric NAME [--change mask|quota] [--quick] [--round R] */
 #include "mix.h"
 #include "args.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,9 +65,57 @@ static void team_region(size_t p) {
   }
 }
 
+/* once: a loop per sample, so that each starts as a new loop would (the
+ * functions differ, so that the compiler does not fold them into one). */
+#define ONCE_FN(k)                                                             \
+  static void once_chunk_##k(void *ctx, size_t c) {                            \
+    (void)ctx;                                                                 \
+    mix_work(c + (k) * BENCH_MAX_P);                                           \
+  }
+ONCE_FN(0) ONCE_FN(1) ONCE_FN(2) ONCE_FN(3) ONCE_FN(4) ONCE_FN(5) ONCE_FN(6)
+ONCE_FN(7) ONCE_FN(8) ONCE_FN(9)
+static void (*const once_chunk[])(void *, size_t) = {
+    once_chunk_0, once_chunk_1, once_chunk_2, once_chunk_3, once_chunk_4,
+    once_chunk_5, once_chunk_6, once_chunk_7, once_chunk_8, once_chunk_9};
+
+static double once_us(size_t p, unsigned sample) {
+  mix_omp_region(p);
+  struct timespec nap = {0, 250000000};
+  nanosleep(&nap, NULL);
+  int64_t t0 = bench_now_ns();
+  for (int i = 0; i < 2000; i++) {
+    if (region == REGION_TEAM)
+      tt_foreach_chunk(once_chunk[sample % 10], NULL, p, p);
+    else
+      team_region(p);
+  }
+  return (double)(bench_now_ns() - t0) / 1e3 / 2000;
+}
+
+/* steps: the chunks' units, changed every 2500 regions. */
+static uint32_t steps_units[2];
+static unsigned steps_done;
+
+/* two: the second thread's regions, until told to stop. */
+static atomic_int two_stop;
+static size_t two_p;
+static void *two_main(void *arg) {
+  (void)arg;
+  while (!atomic_load(&two_stop))
+    team_region(two_p);
+  return NULL;
+}
+
 /* One iteration of the pattern... reps of them; returns us per iteration. */
 static double pattern_us(const char *cell, size_t p, unsigned reps) {
   int64_t t0 = bench_now_ns();
+  if (!strcmp(cell, "steps")) {
+    for (unsigned i = 0; i < reps; i++, steps_done++) {
+      mix_units = steps_units[steps_done / 2500 % 2];
+      team_region(p);
+    }
+    return (double)(bench_now_ns() - t0) / 1e3 / reps;
+  }
   if (!strncmp(cell, "batch", 5)) {
     unsigned b = (unsigned)strtoul(cell + 5, NULL, 10);
     unsigned batches = reps / b ? reps / b : 1;
@@ -115,7 +174,7 @@ int main(int argc, char **argv) {
                          samples do not depend on it */
   int quick = 0;
   const bench_arg args[] = {
-      {"--cell", BENCH_ARG_TEXT, &cell, "solo|batchB|pairs", "the pattern of regions"},
+      {"--cell", BENCH_ARG_TEXT, &cell, "solo|batchB|pairs|once|steps|two", "the pattern of regions"},
       {"--kind", BENCH_ARG_TEXT, &kind, "empty|work", "the region's chunks"},
       {"--team", BENCH_ARG_SIZE, &p, "P", "participants per region"},
       {"--label", BENCH_ARG_TEXT, &label, "SYS", "the system's name in the rows"},
@@ -143,6 +202,20 @@ int main(int argc, char **argv) {
     }
   }
   mix_units = !strcmp(kind, "work") ? MIX_CHUNK_UNITS : 0;
+  steps_units[0] = mix_units ? MIX_CHUNK_UNITS / 4 : 0;
+  steps_units[1] = mix_units ? 2 * MIX_CHUNK_UNITS : MIX_CHUNK_UNITS;
+  const char *pin = getenv("TEAMS_BENCH_PIN");
+  if (pin && *pin == '1') { /* before OpenMP's threads and the team exist */
+    cpu_set_t mine, one;
+    sched_getaffinity(0, sizeof mine, &mine);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &mine)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    sched_setaffinity(0, sizeof one, &one);
+  }
   const char *r = getenv("TEAMS_BENCH_REGION");
   if (r && !strcmp(r, "openmp"))
     region = REGION_OPENMP;
@@ -180,6 +253,17 @@ int main(int argc, char **argv) {
   if (!strcmp(cell, "solo")) {
     struct timespec nap = {0, 250000000}; /* OpenMP's threads go to sleep */
     nanosleep(&nap, NULL);
+  }
+  if (!strcmp(cell, "once")) {
+    for (unsigned s = 0; s < (quick ? 5u : 9u); s++)
+      printf("sample\t%s\t%s\tus\t-\t%.6g\n", label, metric, once_us(p, s));
+    return 0;
+  }
+  pthread_t two;
+  int two_started = 0;
+  if (!strcmp(cell, "two")) {
+    two_p = p;
+    two_started = pthread_create(&two, NULL, two_main, NULL) == 0;
   }
   /* A sample: at least 20 ms of the pattern, 100 ms where the CPUs change
    * (each third of the run then lasts 1.5 s, three of the monitor's
@@ -228,6 +312,10 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++)
       printf("sample\t%s\t%s %s\ts\t-\t%.4g\n", label, metric,
              k ? "grew back after" : "shrank after", follow[k] < 0 ? 9.99 : follow[k]);
+  }
+  if (two_started) {
+    atomic_store(&two_stop, 1);
+    pthread_join(two, NULL);
   }
   return 0;
 }

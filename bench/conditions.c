@@ -38,7 +38,14 @@
  *                     the quota halves, or the first thread's mask narrows
  *                     to one CPU, a third into the run, and comes back two
  *                     thirds in (solo); the default also reports how long
- *                     its team took to follow each change.
+ *                     its team took to follow each change;
+ *   once              a sample is a new loop's first 2000 regions, after
+ *                     one OpenMP region whose threads then went to sleep
+ *                     (libgomp, libomp);
+ *   steps             the chunks' work changes every 2500 regions (libgomp);
+ *   two               a second thread launches the same regions meanwhile;
+ *   pinned            the first thread is pinned to one CPU before OpenMP
+ *                     and the team start, which stay unpinned (solo, pairs).
  * A cell whose setup the machine refuses (no cgroup with the cpu
  * controller to make, no PoCL driver) is left out with the reason. */
 #include "bench.h"
@@ -64,7 +71,8 @@ typedef struct cell {
   const char *pattern; /* solo, batchB, pairs */
   const char *runtime; /* libgomp, libomp */
   int bound;
-  const char *setup;   /* NULL, "cl", "load", "quota", "quota-change", "mask-change" */
+  const char *setup;   /* NULL, "cl", "load", "quota", "quota-change", "mask-change",
+                          "pinned" */
   const char *kind;    /* empty, work */
   char name[96];
 } cell;
@@ -101,6 +109,12 @@ static void make_cells(void) {
     add("quota", "libgomp", 0, "pairs", kinds[k]);
     add("quota-change", "libgomp", 0, "solo", kinds[k]);
     add("mask-change", "libgomp", 0, "solo", kinds[k]);
+    add(NULL, "libgomp", 0, "once", kinds[k]);
+    add(NULL, "libomp", 0, "once", kinds[k]);
+    add(NULL, "libgomp", 0, "steps", kinds[k]);
+    add(NULL, "libgomp", 0, "two", kinds[k]);
+    add("pinned", "libgomp", 0, "solo", kinds[k]);
+    add("pinned", "libgomp", 0, "pairs", kinds[k]);
   }
 }
 
@@ -259,7 +273,9 @@ static int run_cell(const bench_conditions_opt *o, const cell *c, const char *al
   snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%zu", o->cpus);
   const char *set[10] = {omp, "TEAMS_RUN=", "TEAMS_NUM_THREADS=", "TEAMS_BENCH_REGION=",
                          "OMP_PROC_BIND=", "OMP_PLACES=", "TEAMS_BENCH_QUOTA=",
-                         "TEAMS_BENCH_CGROUP=", NULL, NULL};
+                         "TEAMS_BENCH_CGROUP=", "TEAMS_BENCH_PIN=", NULL};
+  if (c->setup && !strcmp(c->setup, "pinned"))
+    set[8] = "TEAMS_BENCH_PIN=1";
   if (!strcmp(alt, "team")) {
     set[1] = "TEAMS_RUN=team";
     if (change) {
@@ -300,7 +316,7 @@ static int run_cell(const bench_conditions_opt *o, const cell *c, const char *al
       set[6] = quota;
     }
   }
-  char **env = bench_child_env(set, 8);
+  char **env = bench_child_env(set, 9);
   pid_t spinner = 0;
   if (c->setup && !strcmp(c->setup, "load")) {
     cpu_set_t mine;

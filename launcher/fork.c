@@ -171,8 +171,16 @@ static void run_joined(tt__worker *w, uint32_t go) {
   tt_atomic_fetch_sub_release(&tt__T.r.sync, SYNC_ACTIVE_ONE);
 }
 
-bool tt__worker_region(tt__worker *w, uint32_t go) {
+bool tt__worker_region(tt__worker *w, uint32_t *seen) {
+  uint32_t go = *seen;
   if (go & GO_STATIC) {
+    /* The chunk is this worker's only if its claim came first (protocol
+     * 10); otherwise the holder runs it, and nothing of the descriptor is
+     * read.  A failed CAS leaves *seen behind the word: the idle loop
+     * looks again. */
+    if ((go & GO_CLAIM) || !tt_atomic_cas_acq_rel(&w->go, &go, go | GO_CLAIM))
+      return false;
+    *seen = go | GO_CLAIM;
     run_static(w, go);
     return true;
   }
@@ -203,12 +211,43 @@ static bool none_active(const void *arg) {
   return SYNC_ACTIVE(tt_atomic_load_acquire(&tt__T.r.sync)) == 0;
 }
 
+/* The late participants' chunks of a flat static region (protocol 10):
+ * once the holder has run its own chunk, each chunk whose worker has not
+ * claimed it is claimed by the holder -- CAS of the worker's go word from
+ * the word it was handed to the same with CLAIM -- and run here, one at a
+ * time, so a worker that comes meanwhile still takes its own.  The worker
+ * claims with the same CAS before it reads its descriptor, so exactly one
+ * of the two runs the chunk, and a worker that lost reads nothing; the
+ * region then waits only for the reports of the chunks workers claimed.
+ * The load first: a chunk already claimed costs no RMW on its line.
+ * Returns how many the holder ran; own (may be NULL) counts them with
+ * their time. */
+static size_t claim_late(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
+                         void *ctx, size_t p, tt__own *own) {
+  size_t ran = 0;
+  for (size_t c = 1; c < p; c++) {
+    _Atomic uint32_t *word = &tt__T.workers[c].go;
+    uint32_t expect = go;
+    if (tt_atomic_load_relaxed(word) != go ||
+        !tt_atomic_cas_acq_rel(word, &expect, go | GO_CLAIM))
+      continue;
+    uint64_t t0 = own ? tt__now_ns() : 0;
+    TT__AS_PARTICIPANT(me, 0, true, f(ctx, c));
+    if (own) {
+      own->ns += tt__now_ns() - t0;
+      own->chunks++;
+    }
+    ran++;
+  }
+  return ran;
+}
+
 /* Publishes the region of go word `go` to participants 1..p-1, runs the
  * holder's share and waits for the region's end.  Precondition: the caller
  * holds the team; 2 <= p <= size; go from tt__next_go (or the resync's). */
 static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
                        void *ctx, size_t m, size_t p, tt__mode mode,
-                       tt__own *own) {
+                       bool claims, tt__own *own) {
   tt__team *T = &tt__T;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T->running_gen, gen);
@@ -235,9 +274,6 @@ static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
     if (tt_atomic_load_seq_cst(&T->sentinel_id) == 0)
       tt__wake_requested(p);
   }
-  unsigned left_target = 0;
-  if (mode == TT__MODE_STATIC && !tree)
-    left_target = T->left_base += (unsigned)(p - 1);
 
   uint64_t t0 = own ? tt__now_ns() : 0;
   size_t chunks = 1;
@@ -255,6 +291,9 @@ static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
     wait_done wd = {&T->workers[0].done, (uint32_t)kids};
     tt__wait_until(kids_reported, &wd);
   } else if (mode == TT__MODE_STATIC) {
+    unsigned left_target = T->left_base += (unsigned)(p - 1);
+    if (claims && !left_reached(&left_target))
+      left_target = T->left_base -= (unsigned)claim_late(me, go, d.f, d.ctx, p, own);
     tt__wait_until(left_reached, &left_target);
   } else {
     uint64_t w = tt_atomic_fetch_or_acq_rel(&T->r.sync, SYNC_CLOSED);
@@ -283,7 +322,7 @@ uint32_t tt__next_go(tt__thread *me, uint32_t flags) {
     size_t n = tt__team_size();
     if (n > 1)
       run_region(me, (T->resync_gen << GO_GEN_SHIFT) | GO_STATIC, noop_chunk,
-                 NULL, n, n, TT__MODE_STATIC, NULL);
+                 NULL, n, n, TT__MODE_STATIC, false, NULL);
     T->gen = 2;
   }
   T->gen++;
@@ -292,6 +331,11 @@ uint32_t tt__next_go(tt__thread *me, uint32_t flags) {
 
 void tt__run_parallel(tt__thread *me, void (*f)(void *, size_t), void *ctx,
                       size_t m, size_t p, tt__mode mode, tt__own *own) {
+  /* A first-touch region keeps every chunk on its participant: no claims
+   * (protocol 10). */
+  bool claims = mode != TT__MODE_STATIC_ALL;
+  if (!claims)
+    mode = TT__MODE_STATIC;
   run_region(me, tt__next_go(me, mode == TT__MODE_STATIC ? GO_STATIC : 0), f,
-             ctx, m, p, mode, own);
+             ctx, m, p, mode, claims, own);
 }

@@ -56,10 +56,10 @@
  * lasted yield_after_ns: the holder's (and a tree leader's) wait for its
  * participants, whose CPU a yield can only give to them when they share it,
  * and the sentinel's endless spin.  The threshold is measured at start:
- * TT__SHARE times the cost of a sched_yield that finds no one to switch
- * to, so that yielding costs a wait at most 1/TT__SHARE of its length when
- * it helps no one (a yield took 0.26-0.70 us on the 2-core Xeon KVM guest:
- * 8-22 us; it was a fixed 20 us before).
+ * TT__OVERHEAD_DIV times the cost of a sched_yield that finds no one to
+ * switch to, so that yielding costs a wait at most 1/TT__OVERHEAD_DIV of its
+ * length when it helps no one (a yield took 0.26-0.70 us on the 2-core Xeon
+ * KVM guest: 8-22 us; it was a fixed 20 us before).
  *
  * Sentinel mode (TEAMS_IDLE=sentinel, HPX PR #8036; protocol 20, 21): a
  * worker whose deadline passed first tries CAS(team.sentinel_id: 0 -> its
@@ -106,7 +106,7 @@ uint64_t tt__yield_threshold_ns(void) {
     uint64_t dt = tt__now_ns() - t0;
     best = dt < best ? dt : best;
   }
-  uint64_t ns = best * TT__SHARE;
+  uint64_t ns = best * TT__OVERHEAD_DIV;
   return ns < 1000 ? 1000 : ns > 1000000 ? 1000000 : ns;
 }
 
@@ -181,7 +181,7 @@ void *tt__worker_main(void *arg) {
       seen = go;
       if (tt_atomic_load_acquire(&T->stopping)) /* protocol 23 */
         break;
-      if (tt__worker_region(w, go))
+      if (tt__worker_region(w, &seen))
         ran = true;
       ran_gen = go >> GO_GEN_SHIFT;
       last_event = tt__now_ns();

@@ -31,7 +31,15 @@
  * whose cost is measured here (17-20 ns on the 2-core Xeon guest: 5-6 ms).
  * A runtime that spins for longer than a second (OMP_WAIT_POLICY=active,
  * KMP_BLOCKTIME=infinite) counts as one that never sleeps: no trial of that
- * length could pay for itself. */
+ * length could pay for itself.
+ *
+ * Whether OpenMP's threads spin now (tt__lend_spinning), which decides
+ * whether a first lent trial would wake them: the process's threads other
+ * than the caller used at least half a CPU since the last look, while none
+ * of the team's workers is awake (with one awake it cannot tell, and says
+ * no).  A look reads two CPU clocks (about a microsecond: a system call
+ * each) and comes at most once a millisecond; from the process's first
+ * thread only, the one that lends, whose statics these are. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -92,6 +100,20 @@ uint64_t tt__lend_spin_ns(void) {
     ns = spins < 0 ? UINT64_MAX : (uint64_t)spins * (pause ? pause : 1);
   }
   return ns > 1000000000u ? 0 : ns;
+}
+
+bool tt__lend_spinning(void) {
+  static uint64_t at, others_at;
+  static bool spinning;
+  uint64_t now = tt__now_ns();
+  if (now - at < 1000000)
+    return spinning;
+  uint64_t others = tt__cpu_time_ns(true) - tt__cpu_time_ns(false);
+  spinning = at && tt_atomic_load_relaxed(&tt__T.awake) == 0 &&
+             others - others_at >= (now - at) / 2;
+  at = now;
+  others_at = others;
+  return spinning;
 }
 
 typedef struct lent {

@@ -197,12 +197,15 @@ static int start_locked(int tid) {
   T->cpus = cpus;
   T->requested = n;
   T->degraded[0] = 0;
-  static bool measured; /* once per process: the clock, OpenMP's spin */
-  if (!measured) {
-    measured = true;
-    tt__way_init(tt__way_clock_cost(), tt__way_look_cost(),
-                 tt__lend_spin_ns());
+  /* What the way's rule reads: the clock's and a look's cost and OpenMP's
+   * spin, measured once per process; the team's spin, as now set. */
+  static uint64_t clock_ns, look_ns, omp_spin_ns;
+  if (!look_ns) {
+    clock_ns = tt__way_clock_cost();
+    look_ns = tt__way_look_cost();
+    omp_spin_ns = tt__lend_spin_ns();
   }
+  tt__way_init(clock_ns, look_ns, T->spin_ns, omp_spin_ns);
 
   int *cpus_of = malloc(n * sizeof *cpus_of);
   tt__worker *ws = aligned_alloc(TT_CACHE_PAD, n * sizeof *ws);
@@ -280,9 +283,11 @@ static int start_locked(int tid) {
     atexit(report_at_exit);
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), topology %.2f ms, "
-            "start %.2f ms, yield after %.1f us%s%s\n",
+            "start %.2f ms, yield after %.1f us, a timed region %llu ns (a "
+            "clock read %llu)%s%s\n",
             tt__team_size(), T->requested, topo_ms, T->start_ms,
-            (double)T->yield_after_ns / 1e3,
+            (double)T->yield_after_ns / 1e3, (unsigned long long)look_ns,
+            (unsigned long long)clock_ns,
             T->degraded[0] ? ", degraded: " : "", T->degraded);
     char list[256];
     tt__cpulist_format(&cs.cpus, list, sizeof list);

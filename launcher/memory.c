@@ -31,6 +31,7 @@
 
 #include "placement.h"
 #include "prim.h"
+#include "range.h"
 #include "team-internal.h"
 #include "topology-view.h"
 

@@ -32,6 +32,9 @@ char *tt__read_all(const char *path);
 
 /* Monotonic time in nanoseconds (vDSO, ~20 ns). */
 uint64_t tt__now_ns(void);
+/* CPU time, ns, that the whole process (process true) or the calling
+ * thread has used. */
+uint64_t tt__cpu_time_ns(bool process);
 
 /* Spin-wait hint for the core (pause on x86, yield on arm). */
 static inline void tt__cpu_relax(void) {

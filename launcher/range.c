@@ -20,11 +20,12 @@
  * decides by length, measured:
  *   - fewer than AUTO_MIN_GRAINS grains per participant: greedy.  A block of
  *     one to three grains leaves a thief nothing worth splitting.
- *   - otherwise auto times each region (two clock reads, ~40 ns) and keeps
- *     the last duration per loop, a loop being a function f and a length n
- *     (the launcher runs every kernel through one f, and its launches differ
- *     in n), in a small per-thread table.  A loop whose last auto region
- *     took at least AUTO_LONG_NS runs with the steal schedule, its units
+ *   - otherwise auto reads the loop's record, the one the way's rule keeps
+ *     for it (way.h: the site -- the function, or the kernel the driver
+ *     names -- its length's class and p; one look per region), where the
+ *     way's timing leaves the last timed region's own time (last_ns), on
+ *     whichever way it ran.  A loop whose region took at least
+ *     AUTO_LONG_NS runs with the steal schedule, its units
  *     coarsened to at most UNITS_PER_P per participant (a multiple of
  *     the grain); one that took less than AUTO_SHORT_NS runs greedy, over
  *     chunks of about SHORT_CHUNK_NS (1 us) of the region that made it
@@ -55,7 +56,10 @@
  * sequence (288 calls, mostly launches of a few work-groups) 0.78 s median
  * per process, p90 0.90, against 0.39 s, p90 0.48 (8 alternating runs each;
  * pthread 0.36 s, p90 0.38).  What static keeps and greedy gives up: the same participant for the same block at every launch
- * (its cache), and tt_mem_touch's placement for these short loops.
+ * (its cache), and tt_mem_touch's placement for these short loops.  A
+ * static region no longer waits for a participant that is not running
+ * either (protocol 10: the holder runs its chunk), but it still pays the
+ * holder's running it after its own.
  * Why these numbers.  Stealing pays off when a region is long enough that
  * imbalance, an interrupted worker or a late wake-up can cost more than the
  * schedule's overhead.  A sleeping worker started its chunk 12-100 us after
@@ -67,40 +71,31 @@
  * 2-core KVM guest we build on (steal minus static, 1e7 units of an empty f,
  * 2 participants, 5 runs 20.8-21.6 ns); capping the units at 64 per
  * participant bounds it near 1.4 us per participant, under 3% of a 50 us
- * region, while a thief can still balance to 1/64 of a block.  The
- * table (16 entries, direct-mapped on the loop's site -- its function, or the kernel the
- * driver names -- and n) forgets a loop when another
- * one maps to its entry: it then starts again as unknown. */
+ * region, while a thief can still balance to 1/64 of a block.  A loop
+ * whose record another loop took over starts again as unknown. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "prim.h"
+#include "range.h"
 #include "steal.h"
 #include "team-internal.h"
 #include "topology-view.h"
+#include "way.h"
 
 #define AUTO_MIN_GRAINS 4
 #define UNITS_PER_P 64
 #define AUTO_LONG_NS 50000
 #define AUTO_SHORT_NS 25000
-#define AUTO_MEMO 16
 #define SHORT_CHUNK_NS 1000
 
 typedef void (*range_fn)(void *, size_t, size_t);
 
-/* ---- per-thread state: last counters, the auto table ----------------------- */
+/* ---- per-thread state: the last region's steal counters --------------------- */
 
 static _Thread_local tt_steal_stats tls_last;
-
-typedef struct auto_entry {
-  const void *site;
-  size_t n;
-  int steal;
-  uint64_t chunks; /* short: its greedy chunks, set when it turned short */
-} auto_entry;
-static _Thread_local auto_entry tls_auto[AUTO_MEMO];
 
 /* ---- the default grain ---------------------------------------------------- */
 
@@ -258,8 +253,10 @@ static void steal_each(void *ctx, size_t i) {
   tt__steal_participant(ctx, i);
 }
 
-static int run_steal(const void *site, range_fn f, void *ctx, size_t n,
-                     size_t unit, size_t units, size_t p,
+/* The steal schedule's region; loop: the auto schedule's record (NULL:
+ * the way finds it from site and n). */
+static int run_steal(const void *site, tt__loop *loop, range_fn f, void *ctx,
+                     size_t n, size_t unit, size_t units, size_t p,
                      const uint32_t *deal) {
   /* The caller's TT__SCRATCH_STEAL buffer: a thread holds one steal region
    * at a time (a range started from inside a chunk runs serially, above), and
@@ -279,7 +276,10 @@ static int run_steal(const void *site, range_fn f, void *ctx, size_t n,
   /* The caller is participant 0, but only the thread that started a pinned
    * team sits on participant 0's PU; any other caller scans cyclically. */
   r.caller_unplaced = !s || !s->pinned || tt__participant_cpu(0) != s->cpu[0];
-  tt__team_run_site(steal_each, &r, p, p, TT__MODE_EACH, site, n, NULL);
+  if (loop)
+    tt__team_run_loop(steal_each, &r, p, p, TT__MODE_EACH, loop, NULL);
+  else
+    tt__team_run_site(steal_each, &r, p, p, TT__MODE_EACH, site, n, NULL);
   tt__steal_region_stats(&r, &tls_last);
   return 0;
 }
@@ -326,7 +326,7 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
   case TT_SCHED_STEAL: {
     size_t unit, units;
     tt__steal_units(n, grain, TT__STEAL_MAX_UNITS, &unit, &units);
-    return run_steal(site, f, ctx, n, unit, units, p, pr.deal);
+    return run_steal(site, NULL, f, ctx, n, unit, units, p, pr.deal);
   }
   case TT_SCHED_AUTO:
   default:
@@ -336,35 +336,33 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
   if (grains < (size_t)AUTO_MIN_GRAINS * p)
     return tt__team_run_site(greedy_chunk, &pr, grains, p, TT__MODE_GREEDY,
                              site, n, NULL);
-  uintptr_t h = ((uintptr_t)site >> 4) ^ (uintptr_t)n ^ ((uintptr_t)n >> 7);
-  auto_entry *e = &tls_auto[h % AUTO_MEMO];
-  int steal = e->site == site && e->n == n ? e->steal : 1; /* unknown: steal */
-  uint64_t t0 = tt__now_ns();
-  int rc;
+  /* The loop's record: its last region's time decides (see "Auto"). */
+  tt__loop *l = tt__loop_find(tt__way_mine(), site, n, p);
+  int steal = l->steal != 0, rc;
   if (steal) {
     size_t unit, units;
     tt__steal_units(n, grain, (uint64_t)UNITS_PER_P * p, &unit, &units);
-    rc = run_steal(site, f, ctx, n, unit, units, p, pr.deal);
+    rc = run_steal(site, l, f, ctx, n, unit, units, p, pr.deal);
   } else {
     /* greedy over chunks of about SHORT_CHUNK_NS (counted when the loop
      * turned short, so that its region's shape stays put), at least one
      * per participant and at most UNITS_PER_P */
-    uint64_t want = e->chunks;
+    uint64_t want = l->chunks;
     if (want < p)
       want = p;
     if (want > (uint64_t)UNITS_PER_P * p)
       want = (uint64_t)UNITS_PER_P * p;
     plain_range g = pr;
     tt__steal_units(n, grain, want, &g.grain, &g.grains);
-    rc = tt__team_run_site(greedy_chunk, &g, g.grains, p, TT__MODE_GREEDY, site,
-                           n, NULL);
+    rc = tt__team_run_loop(greedy_chunk, &g, g.grains, p, TT__MODE_GREEDY, l,
+                           NULL);
   }
-  uint64_t dt = tt__now_ns() - t0;
-  e->site = site;
-  e->n = n;
-  e->steal = steal ? dt >= AUTO_SHORT_NS : dt >= AUTO_LONG_NS;
-  if (steal && !e->steal)
-    e->chunks = dt / SHORT_CHUNK_NS;
+  float ns = l->last_ns;
+  if (ns > 0) {
+    l->steal = (int8_t)(steal ? ns >= AUTO_SHORT_NS : ns >= AUTO_LONG_NS);
+    if (steal && !l->steal)
+      l->chunks = (uint32_t)(ns / SHORT_CHUNK_NS);
+  }
   return rc;
 }
 

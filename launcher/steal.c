@@ -133,6 +133,7 @@
 
 #include <string.h>
 #include "prim.h"
+#include "range.h"
 #include "team-internal.h"
 #include "topology-view.h"
 

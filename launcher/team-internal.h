@@ -12,9 +12,17 @@
 #include "teams-internal.h"
 #include "teams/team.h"
 
+/* The runtime's own costs -- trials of another way of running a region,
+ * the clock reads that time regions, a spinner's yields -- are kept under
+ * 1/TT__OVERHEAD_DIV of what they serve (3%), well inside the 10% by which
+ * a fixed choice may beat the default (docs/protocol.md item 43). */
+#define TT__OVERHEAD_DIV 32
+
 /* How the participants of a region share its m chunks. */
 typedef enum tt__mode {
-  /* m == p: chunk c runs on participant c; the caller waits for every one. */
+  /* m == p: chunk c runs on participant c, or on the caller when that
+   * participant has not claimed it by the time the caller's own ran
+   * (docs/protocol.md item 10); the caller waits for the chunks claimed. */
   TT__MODE_STATIC,
   /* chunks from one atomic counter; participants that have not joined when
    * the chunks run out are not waited for. */
@@ -24,9 +32,10 @@ typedef enum tt__mode {
    * joined by then never run.  For schedules that rescue the work of
    * participants that did not start (the steal schedule). */
   TT__MODE_EACH,
-  /* TT__MODE_STATIC that always runs on the team's own workers, never on
-   * the caller alone or OpenMP's threads, whatever they cost (way.c): for
-   * first touch, whose page placement outlasts the region. */
+  /* TT__MODE_STATIC that always runs on the team's own workers, chunk c on
+   * participant c, never on the caller alone or OpenMP's threads, whatever
+   * they cost (way.c), and never claimed by the caller: for first touch,
+   * whose page placement outlasts the region. */
   TT__MODE_STATIC_ALL
 } tt__mode;
 
@@ -43,6 +52,12 @@ int tt__team_run(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 int tt__team_run_site(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
                       size_t p, tt__mode mode, const void *site, size_t size,
                       int *parallel);
+/* tt__team_run_site for a loop whose record the caller found already
+ * (range.c's auto schedule, which reads it to choose the schedule: one
+ * look per region), whatever TEAMS_RUN is. */
+typedef struct tt__loop tt__loop;
+int tt__team_run_loop(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
+                      size_t p, tt__mode mode, tt__loop *loop, int *parallel);
 
 /* Inside an OpenMP parallel region (omp_in_parallel, when the program has
  * an OpenMP runtime; lend.c). */
@@ -52,34 +67,6 @@ bool tt__in_openmp_parallel(void);
  * chunk of a region that runs serially (busy rule, nesting) and outside:
  * an EACH-mode function need not wait for participants that cannot come. */
 bool tt__region_parallel(void);
-
-/* The grain tt_foreach_range uses for `schedule` when asked for grain 0
- * (range.c): the one grain default of the launcher and the PoCL driver. */
-size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p);
-
-/* The blocks a steal or static tt_foreach_range(.., n, grain, p, schedule)
- * starts from on a team of `team` participants, as range.c cuts them: *unit
- * indices per unit, *units units, *pp participants (p clamped to the grains
- * and the team); block b is units [tt__block(*units, *pp, b)), times *unit,
- * the last clipped to n, and runs on participant tt__range_deal's owner[b].  Greedy is given static's blocks; auto those of a
- * first auto launch (static below AUTO_MIN_GRAINS grains per participant,
- * else steal).  Returns 0, TT_EINVAL or TT_EOVERFLOW as tt_foreach_range
- * would, and n == 0 gives *units = 0. */
-int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
-                   size_t team, size_t *unit, size_t *units, size_t *pp);
-
-/* The deal of a range's p blocks on the running team (range.c): participant
- * c starts from block deal[c], block b from participant (*owner)[b] (owner
- * may be NULL).  NULL, and *owner NULL, when the deal is the identity (block
- * c on participant c: the first p participants on one node and one LLC, an
- * unpinned team, TEAMS_BLOCKS=contiguous, no team, p < 2).  The tables stay
- * valid until this thread asks for another p. */
-const uint32_t *tt__range_deal(size_t p, const uint32_t **owner);
-
-/* Participant c's block under deal (NULL: the identity). */
-static inline size_t tt__dealt(const uint32_t *deal, size_t c) {
-  return deal ? deal[c] : c;
-}
 
 /* Block c of [0, n) split into p blocks balanced to within one (the first
  * n % p blocks are one longer): [*begin, *end).  Precondition: c < p. */

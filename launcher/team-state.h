@@ -1,5 +1,6 @@
 /* teams: the team's shared state and the layout of its words (internal to
- * the team's files: team.c, fork.c, idle.c, way.c, lend.c, lifecycle.c).
+ * the team's files: team.c, fork.c, idle.c, lend.c, lifecycle.c,
+ * way-probe.c; way.c, the rule, sees only way.h).
  *
  * Who writes which word, in what order, and why that is correct is
  * docs/protocol.md; each rule is stated again where the code keeps it,
@@ -10,7 +11,8 @@
  *                greedy and each regions, the tree, the generation wrap
  *   idle.c       idle workers: spin, then sleep; the sentinel
  *   way.c        how a region runs (the team, OpenMP's threads, the caller
- *                alone), chosen from what each way measured
+ *                alone), chosen from what each way measured; way-probe.c
+ *                measures what it needs at start and reports at exit
  *   lend.c       running a region on OpenMP's threads
  *   lifecycle.c  start, shutdown, fork, and the resizing on a changed CPU
  *                quota or CPU set
@@ -32,11 +34,13 @@
 
 /* ---- words and their layout (protocol 3, 5) ---------------------------------- */
 
-/* worker.go: [gen:30 | STATIC:1 | SLEEP:1] */
+/* worker.go: [gen:29 | CLAIM:1 | STATIC:1 | SLEEP:1]; CLAIM: a static
+ * chunk's claim, by its worker or by the holder (protocol 10) */
 #define GO_SLEEP 1u
 #define GO_STATIC 2u
-#define GO_GEN_SHIFT 2
-#define GEN_MASK ((1u << 30) - 1)
+#define GO_CLAIM 4u
+#define GO_GEN_SHIFT 3
+#define GEN_MASK ((1u << 29) - 1)
 
 /* region.sync: [gen:30 | closed:1 | left:16 | active:16], high to low */
 #define SYNC_ACTIVE_ONE ((uint64_t)1)
@@ -46,12 +50,6 @@
 #define SYNC_ACTIVE(w) ((w)&0xffffu)
 #define SYNC_LEFT(w) (((w) >> 16) & 0xffffu)
 #define SYNC_GEN(w) ((uint32_t)((w) >> SYNC_GEN_SHIFT) & GEN_MASK)
-
-/* The runtime's own costs -- trials of another way of running a region,
- * the clock reads that time regions, a spinner's yields -- are kept under
- * 1/TT__SHARE of what they serve (3%), well inside the 10% by which a
- * fixed choice may beat the default (way.c). */
-#define TT__SHARE 32
 
 /* Participants are bounded by the 16-bit counters of region.sync. */
 #define TT_MAX_PARTICIPANTS 4096
@@ -150,7 +148,7 @@ typedef struct tt__team {
    * lending test), while a restart may be rewriting them: relaxed atomics.
    * A stale value only picks a worse way for one region; team.c checks
    * lending again once it holds the team. */
-  _Atomic int run; /* TEAMS_RUN: tt__way_setting */
+  _Atomic int run; /* TEAMS_RUN: 0 the rule's choice, else 1 + the way (way.h) */
   _Atomic size_t
       tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
   size_t tree_k;   /* ... use the tree, of branching TEAMS_TREE_K (held) */
@@ -190,13 +188,13 @@ static inline size_t tt__team_size(void) {
  *   parallel  running a chunk of a region on the team or OpenMP's threads
  *             (tt__region_parallel), not of a serial one;
  *   first     lend.c: 1 the process's first thread, -1 another, 0 unknown;
- *   ways      way.c's table of this thread's loops.
+ *   loops     way.c's table of this thread's loops.
  * Its address is the thread's token in team.owner (protocol 1). */
 typedef struct tt__thread {
   int self, depth;
   bool parallel;
   signed char first;
-  tt__way_table ways;
+  tt__loops loops;
 } tt__thread;
 
 extern _Thread_local tt__thread tt__thr;
@@ -240,10 +238,12 @@ typedef struct tt__own {
 uint32_t tt__next_go(tt__thread *me, uint32_t flags);
 void tt__run_parallel(tt__thread *me, void (*f)(void *, size_t), void *ctx,
                       size_t m, size_t p, tt__mode mode, tt__own *own);
-/* fork.c: the region a worker found in its go word: run its part, hand it on
- * (tree), report or leave.  Returns false when it was a stale greedy/each
- * region the worker did not join (then nothing of it was read). */
-bool tt__worker_region(tt__worker *w, uint32_t go);
+/* fork.c: the region a worker found in its go word *seen: claim and run
+ * its part, hand it on (tree), report or leave; *seen becomes the word as
+ * the claim left it.  Returns false when the worker ran nothing of it: a
+ * static chunk the holder claimed first, or a stale greedy/each region it
+ * did not join (then nothing of it was read). */
+bool tt__worker_region(tt__worker *w, uint32_t *seen);
 /* fork.c: run_greedy's claims, shared with lend.c.  Returns the chunks run. */
 size_t tt__run_greedy(_Atomic size_t *next, void (*f)(void *, size_t),
                       void *ctx, size_t m, size_t p);

@@ -7,9 +7,9 @@
  *      parallel region, when the team cannot start, or when another thread
  *      holds the team (TEAMS_BUSY=wait waits for it instead, never from
  *      inside a chunk).  Serial can never oversubscribe and never deadlock;
- *   2. the way (way.c): on the team's workers, on OpenMP's threads, or
- *      serially on the caller, whichever cost least as measured; a serial
- *      choice runs without taking the team;
+ *   2. the way (way.c, protocol 43): on the team's workers, on OpenMP's
+ *      threads, or serially on the caller, whichever cost least as
+ *      measured; a serial choice runs without taking the team;
  *   3. the shape (fork.c): flat or along the tree, static, greedy or each.
  * The team's size follows the CPUs the process may use: a changed quota or
  * CPU set restarts it at the next launch outside a chunk (lifecycle.c). */
@@ -32,25 +32,29 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   return tt__team_run_site(f, ctx, m, p, mode, NULL, m, parallel);
 }
 
-int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
-                      tt__mode mode, const void *site, size_t size,
-                      int *parallel) {
-  if (parallel)
-    *parallel = 0;
-  bool all = mode == TT__MODE_STATIC_ALL;
-  if (all)
-    mode = TT__MODE_STATIC;
-  if (mode == TT__MODE_EACH)
-    m = p;
-  if (m == 0)
-    return 0;
-  if (m < p)
-    p = m;
-  tt__thread *me = tt__me();
-  if (m == 1 || p == 1 || me->depth > 0 ||
-      (!all && tt__way_serial_now(&me->ways, site ? site : (const void *)f,
-                                  size, m, p, mode)) ||
-      tt__in_openmp_parallel()) {
+/* TEAMS_RUN's way, TT__WAYS for the rule's choice (read before the team is
+ * taken: relaxed, protocol 2's hint rule). */
+static tt__way fixed_way(void) {
+  int run = tt_atomic_load_relaxed(&tt__T.run);
+  return run ? (tt__way)(run - 1) : TT__WAYS;
+}
+
+/* Whether a way's threads spin now (tt__way_spins): the team's, when a
+ * worker is awake; OpenMP's, as lend.c reads the CPU time (asked only
+ * where lending is possible). */
+static bool spins(tt__way x) {
+  if (x == TT__WAY_TEAM)
+    return tt_atomic_load_relaxed(&tt__T.awake) > 0;
+  return x != TT__WAY_LEND || tt__lend_spinning();
+}
+
+/* The region, once m and p are what it runs (m >= 2, 2 <= p <= m) and the
+ * caller is outside any chunk: the way (l: the loop's record, NULL for a
+ * fixed way or a first-touch region), then the team.  all: first touch. */
+static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
+                    size_t m, size_t p, tt__mode mode, bool all, tt__loop *l,
+                    int *parallel) {
+  if ((l && tt__loop_skip_serial(l)) || tt__in_openmp_parallel()) {
     run_serial(me, f, ctx, m, mode);
     return 0;
   }
@@ -62,63 +66,64 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   if (tt_atomic_load_relaxed(&tt__T.resize))
     tt__resize_now();
 
-  /* The way (way.c); first touch always runs on the team (its pages stay
-   * where the chunks ran). */
-  tt__way_plan plan = {NULL, false, m, 0};
+  /* The way (protocol 43); first touch always runs on the team (its pages
+   * stay where the chunks ran). */
+  tt__way_plan plan = {NULL, false, m, mode, 0};
   tt__way way = TT__WAY_TEAM;
   bool can_lend = !all && tt__lend_possible(me, p);
   if (!all)
-    way = tt__way_choose(&me->ways, site ? site : (const void *)f, size, m, p,
-                         mode, (tt__run)tt_atomic_load_relaxed(&tt__T.run),
-                         can_lend, &plan);
-  tt__way_cost cost = {0, 0, 0, 1, 0};
+    way = tt__way_choose(&me->loops, l, m, mode, fixed_way(), can_lend, spins,
+                         &plan);
+  tt__way_cost cost = {0, 0, 0, 0};
   uint64_t t0 = !plan.timed ? 0 : plan.t0 ? plan.t0 : tt__now_ns();
-  if (way == TT__WAY_SERIAL) {
+  tt__way ran = TT__WAY_TEAM;
+  bool held = false;
+  if (way != TT__WAY_SERIAL) {
+    held = tt__try_take(me);
+    if (!held && tt_atomic_load_relaxed(&tt__T.busy_wait)) {
+      tt__take_waiting(me);
+      held = true;
+    }
+    /* Held: shutdown cannot run now, but one may have run before we took it
+     * (and a start after it: acquire, so size and workers are its; protocol
+     * 15). */
+    if (held && !tt_atomic_load_acquire(&tt__T.running)) {
+      tt__release();
+      held = false;
+    }
+  }
+  if (held) {
+    if (p > tt__team_size())
+      p = tt__team_size();
+    if (mode == TT__MODE_STATIC && m != p)
+      mode = TT__MODE_GREEDY; /* the team is smaller than asked */
+    if (mode == TT__MODE_EACH)
+      m = p;
+    if (p < 2) {
+      tt__release();
+      held = false;
+    }
+  }
+  if (!held) { /* the caller alone, chosen or by the busy rule */
     run_serial(me, f, ctx, m, mode);
+    ran = TT__WAY_SERIAL;
     if (plan.timed) {
       cost.end_ns = tt__now_ns();
-      cost.ns = cost.end_ns - t0;
-      tt__way_record(&me->ways, &plan, TT__WAY_SERIAL, &cost);
+      cost.ns = cost.own_ns = cost.end_ns - t0;
+      cost.own_chunks = m;
+      tt__way_record(&me->loops, &plan, ran, &cost);
     }
-    return 0;
-  }
-
-  if (!tt__try_take(me)) {
-    if (!tt_atomic_load_relaxed(&tt__T.busy_wait)) {
-      run_serial(me, f, ctx, m, mode);
-      return 0;
-    }
-    tt__take_waiting(me);
-  }
-  /* Held: shutdown cannot run now, but one may have run before we took it
-   * (and a start after it: acquire, so size and workers are its; protocol
-   * 15). */
-  if (!tt_atomic_load_acquire(&tt__T.running)) {
-    tt__release();
-    run_serial(me, f, ctx, m, mode);
-    return 0;
-  }
-  if (p > tt__team_size())
-    p = tt__team_size();
-  if (mode == TT__MODE_STATIC && m != p)
-    mode = TT__MODE_GREEDY; /* the team is smaller than asked */
-  if (mode == TT__MODE_EACH)
-    m = p;
-  if (p < 2) {
-    tt__release();
-    run_serial(me, f, ctx, m, mode);
     return 0;
   }
   if (way == TT__WAY_LEND && !tt__lend_possible(me, p))
     way = TT__WAY_TEAM; /* a restart since the choice changed the settings */
-  tt__way ran = TT__WAY_TEAM;
   tt__own own = {0, 0};
-  if (way == TT__WAY_LEND &&
-      (cost.threads = tt__lend(f, ctx, m, p, mode)) > 0) {
+  if (way == TT__WAY_LEND && tt__lend(f, ctx, m, p, mode) > 0) {
     ran = TT__WAY_LEND;
   } else {
-    tt__run_parallel(me, f, ctx, m, p, mode, plan.timed ? &own : NULL);
-    cost.threads = p;
+    tt__run_parallel(me, f, ctx, m, p,
+                     all && mode == TT__MODE_STATIC ? TT__MODE_STATIC_ALL : mode,
+                     plan.timed ? &own : NULL);
   }
   tt__release();
   if (plan.timed) {
@@ -126,11 +131,49 @@ int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     cost.ns = cost.end_ns - t0;
     cost.own_ns = own.ns;
     cost.own_chunks = own.chunks;
-    tt__way_record(&me->ways, &plan, ran, &cost);
+    tt__way_record(&me->loops, &plan, ran, &cost);
   }
   if (parallel)
     *parallel = 1;
   return 0;
+}
+
+/* The entry of both below: m and p as the region runs them (each runs p
+ * chunks, p at most m, m == 0 nothing), serially when m or p is 1 or inside
+ * a chunk; l is the loop's record, or NULL to find it (site, size) unless
+ * the way is fixed or the region first touch (all). */
+static int enter(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
+                 tt__mode mode, bool all, const void *site, size_t size,
+                 tt__loop *l, int *parallel) {
+  if (parallel)
+    *parallel = 0;
+  if (mode == TT__MODE_EACH)
+    m = p;
+  if (m < p)
+    p = m;
+  if (m == 0)
+    return 0;
+  tt__thread *me = tt__me();
+  if (m == 1 || p == 1 || me->depth > 0) {
+    run_serial(me, f, ctx, m, mode);
+    return 0;
+  }
+  if (!l && !all && fixed_way() == TT__WAYS)
+    l = tt__loop_find(&me->loops, site, size, p);
+  return run_loop(me, f, ctx, m, p, mode, all, l, parallel);
+}
+
+int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
+                      tt__mode mode, const void *site, size_t size,
+                      int *parallel) {
+  bool all = mode == TT__MODE_STATIC_ALL;
+  return enter(f, ctx, m, p, all ? TT__MODE_STATIC : mode, all,
+               site ? site : (const void *)f, size, NULL, parallel);
+}
+
+int tt__team_run_loop(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
+                      tt__mode mode, tt__loop *l, int *parallel) {
+  return enter(f, ctx, m, p, mode, false, NULL, 0, l, parallel);
 }
 
 int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
@@ -151,6 +194,8 @@ size_t tt__team_tree_min(void) {
 }
 
 bool tt__region_parallel(void) { return tt__me()->parallel; }
+
+tt__loops *tt__way_mine(void) { return &tt__me()->loops; }
 
 size_t tt_team_size(void) {
   tt__ensure_started();

@@ -16,9 +16,11 @@
  * with the static `left` target, the greedy/each reset (10-12), hand_on
  * (descriptor, exchange of the go word, futex wake or -DSENTINEL_MODE's
  * delegation: 6, 9, 21), the holder's share, the waits and the close;
- * tt__run_greedy's claims (13); workers (tt__worker_main,
- * tt__worker_region): the go-word and stopping checks, run_static and its
- * report, join / run_joined / leave, a stale join undone (7, 8, 10, 11),
+ * tt__run_greedy's claims (13); the static chunks' claims, the worker's
+ * and, for a late participant's chunk, the holder's (claim_late, 10);
+ * workers (tt__worker_main, tt__worker_region): the go-word and stopping
+ * checks, the claim, run_static and its report, join / run_joined /
+ * leave, a stale join undone (7, 8, 10, 11),
  * the CAS to SLEEP and the futex_wait loop (9, 19), be_sentinel (20, 21);
  * the futex, with up to SPURIOUS returns without a wake per run; shutdown
  * (shutdown_locked) beside the hosts (23); the tree (36-41) for regions of
@@ -45,7 +47,7 @@
  * where the model has the step it breaks; tests/model-check.sh runs the
  * ones that must make the check fail and says what each breaks.
  *
- * Generations wrap modulo GENMOD (2^30 in the code): regions take 3 ..
+ * Generations wrap modulo GENMOD (2^29 in the code): regions take 3 ..
  * GENMOD - 1, resyncs 1 and 2 in turn; the default GENMOD never wraps in
  * these bounded runs, tests/model-check.sh wraps with 4 and 5. */
 
@@ -73,10 +75,10 @@
 #ifndef LEFT_MAX
 #define LEFT_MAX 3 /* largest value of region.sync's `left` (0xffff in the code) */
 #endif
-/* Generations: team.gen counts 1, 2, ... skipping 0, modulo GENMOD (2^30 in
+/* Generations: team.gen counts 1, 2, ... skipping 0, modulo GENMOD (2^29 in
  * the code); by default the bounded runs never wrap. */
 #ifndef GENMOD
-#define GENMOD 64
+#define GENMOD 32 /* a go word, GENMOD * 8, fits a byte */
 #endif
 
 /* The tree (protocol 36-41): regions of TREE_MIN participants or more
@@ -92,6 +94,14 @@
 #define DELEG 1 /* the holder leaves wake-ups to the sentinel */
 #else
 #define DELEG 0
+#endif
+/* -DNO_CLAIM: every static region is a first-touch one (the holder claims
+ * no late participant's chunk and waits for every worker); the worker's own
+ * claim stays.  tests/model-check.sh says where, and why. */
+#ifdef NO_CLAIM
+#define CLAIMS 0
+#else
+#define CLAIMS 1
 #endif
 
 #define NP (NW + 1)
@@ -111,7 +121,8 @@
 
 #define GO_SLEEP 1
 #define GO_STATIC 2
-#define GO_GEN(w) ((w) / 4)
+#define GO_CLAIM 4
+#define GO_GEN(w) ((w) / 8)
 
 /* ---- the code's words (team-state.h) ---- */
 byte owner;        /* team.owner: 0, a host thread 1..NH, or NH+1 (shutdown) */
@@ -360,7 +371,42 @@ inline run_region(me, m, p, mode, keep) {
   fi;
   if
   :: mode == ST_STATIC && tr -> atomic { done_cnt[0] == kids; kids = 0 } /* WAIT_UNTIL */
-  :: mode == ST_STATIC && !tr -> atomic { s_left == target; target = 0 } /* WAIT_UNTIL */
+  :: mode == ST_STATIC && !tr ->
+    if
+#ifdef MUT_CLAIM_RESYNC
+    :: CLAIMS -> /* claims in a resync too: a worker may miss its word */
+#else
+    :: CLAIMS && !keep -> /* claim_late (not in a resync): each chunk no worker claimed */
+#endif
+      /* Each claim is a CAS go: gw -> gw | CLAIM on its own worker's word
+       * (the load before it decides nothing), then the chunk, which only
+       * the holder sees: they commute with every step of other words, so
+       * the loop is one step. */
+      atomic {
+        c = 1;
+        do
+        :: c < p ->
+          if
+          :: go[c] == gw ->
+            go[c] = gw | GO_CLAIM;
+#ifndef MUT_CLAIM_LOST
+            CHUNK(c);
+#endif
+            left_base--; /* not waited for */
+            target = left_base
+#ifdef MUT_CLAIM_EARLY_END
+          :: else -> left_base--; target = left_base /* its worker's, not waited for */
+#else
+          :: else /* its worker's: waited for */
+#endif
+          fi;
+          c++
+        :: else -> c = 0; break
+        od
+      }
+    :: else
+    fi;
+    atomic { s_left == target; target = 0 } /* WAIT_UNTIL */
   :: else ->
 #ifdef MUT_NO_CLOSE
     w = s_active; /* a load: a later join is not ordered against it */
@@ -410,7 +456,7 @@ inline next_go(me, flags) {
 #else
     resync_gen = (resync_gen == 1 -> 2 : 1);
 #endif
-    gw = resync_gen * 4 + GO_STATIC;
+    gw = resync_gen * 8 + GO_STATIC;
     run_region(me, NP, NP, ST_STATIC, 1);
     tgen = 2
 #endif
@@ -419,7 +465,7 @@ inline next_go(me, flags) {
   atomic {
     tgen++;
     assert(tgen < GENMOD);
-    gw = tgen * 4 + flags
+    gw = tgen * 8 + flags
   }
 }
 
@@ -492,6 +538,12 @@ top:
     cur = go[me]; /* load acquire */
     if
     :: cur == seen_go -> cur = 0; goto idle
+#ifndef MUT_LATE_RUNS_CLAIMED
+    :: cur != seen_go && (cur & GO_STATIC) && (cur & GO_CLAIM) ->
+      /* the holder claimed the chunk first: nothing of it is read or run
+       * (and `stopping`, looked at in the next word's step, is as well) */
+      seen_go = cur; cur = 0; goto idle
+#endif
     :: else -> seen_go = cur; cur = 0; g = GO_GEN(seen_go)
     fi
   }
@@ -500,16 +552,36 @@ top:
   :: else
   fi;
   if
-  :: seen_go & GO_STATIC -> /* run_static: its descriptor, its chunk, left++ */
+  :: seen_go & GO_STATIC -> /* the claim, then run_static: its descriptor, its chunk, left++ */
+#ifdef MUT_CLAIM_NOCAS
+    ok = (go[me] == seen_go); /* a load; the store below is another step */
+#define WON ok
+#else
+#define WON (go[me] == seen_go) /* the CAS go: seen -> seen | CLAIM */
+#endif
+    /* The claim, and with it the descriptor's read (nothing of the
+     * descriptor before it); for a worker without a subtree its chunk too,
+     * in one step: only the holder's claim, which then fails, could come
+     * between. */
     if
     :: atomic {
-         d_hi[me] == me + 1 -> /* no subtree: read, run, in one step */
+         WON && d_hi[me] == me + 1 ->
+         go[me] = seen_go | GO_CLAIM;
+         seen_go = seen_go | GO_CLAIM;
+         ok = 0;
          assert(d_gen[me] == g && d_mode[me] == ST_STATIC && d_p[me] > me);
          inuse[me] = 1;
          CHUNK(me)
        }
+    :: atomic { /* claimed by the holder, or a newer word: look again */
+         !WON -> ok = 0; g = 0
+       };
+       goto top
     :: atomic {
-         d_hi[me] != me + 1 ->
+         WON && d_hi[me] != me + 1 ->
+         go[me] = seen_go | GO_CLAIM;
+         seen_go = seen_go | GO_CLAIM;
+         ok = 0;
          assert(d_gen[me] == g && d_mode[me] == ST_STATIC && d_p[me] > me);
          inuse[me] = 1
        };
@@ -517,7 +589,8 @@ top:
 #ifndef MUT_TREE_LATE_RESET
        done_cnt[me] = 0;
 #endif
-       hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], ST_STATIC, d_tree[me], 0);
+       /* the word it was handed, without its own claim */
+       hand_on(me, d_hi[me], seen_go - GO_CLAIM, d_m[me], d_p[me], ST_STATIC, d_tree[me], 0);
 #ifdef MUT_TREE_LATE_RESET
        done_cnt[me] = 0; /* after handing on: a child's report is lost */
 #endif

@@ -1,5 +1,6 @@
-/* teams: how a region runs, chosen by what each way cost (internal; way.c
- * says how and why). */
+/* teams: how a region runs -- on the team, lent to OpenMP, or on the caller
+ * alone -- chosen per loop from what each way cost (internal; the rule is
+ * docs/protocol.md item 43, kept in way.c). */
 #ifndef TEAMS_WAY_H
 #define TEAMS_WAY_H
 
@@ -9,165 +10,134 @@
 
 #include "team-internal.h"
 
+/* The ways, in TEAMS_RUN's order (settings.h: auto|team|serial|openmp): the
+ * setting's value is 0 for the rule, else 1 + the way it fixes. */
 typedef enum tt__way {
   TT__WAY_TEAM,   /* on the team's workers (fork.c) */
-  TT__WAY_LEND,   /* on OpenMP's threads (lend.c) */
   TT__WAY_SERIAL, /* on the caller alone */
-  TT__WAYS
+  TT__WAY_LEND,   /* on OpenMP's threads (lend.c) */
+  TT__WAYS        /* no way: the rule chooses (TEAMS_RUN=auto), no trial */
 } tt__way;
 
-/* TEAMS_RUN, in the settings table's order. */
-typedef enum tt__run {
-  TT__RUN_AUTO,
-  TT__RUN_TEAM,
-  TT__RUN_SERIAL,
-  TT__RUN_OPENMP
-} tt__run;
+/* Samples a trial measures after its transient (way.c, "Constants"). */
+#define TT__WAY_SETTLED 4
 
-/* A loop's record (way.c says what each field is for). */
-typedef struct tt__way_site {
+/* A loop's record: what the rule knows of one loop of one thread.  A loop
+ * is its function (or the site a runner names), its length's class (within
+ * a factor of two: a triangular loop, m = n - i, is one loop) and p. */
+typedef struct tt__loop {
   const void *key;
-  uint8_t size_class;  /* with key, the loop: its length's (range, m) ... */
-  uint8_t m_class;     /* ... and its chunks' classes (tt__way_class) */
-  uint32_t shape;      /* p << 2 | mode */
-  uint8_t cur;         /* the way regions run now */
-  uint8_t stale;       /* ways (bits) whose est predates the loop's last new
-                          level (way.c): not believed until tried */
-  uint8_t rival;       /* a way whose trial beat cur, while cur is measured again */
-  uint8_t trial;       /* the way a trial runs now, TT__WAYS: none */
-  uint16_t trial_n;    /* regions of that trial so far */
-  uint32_t skip;       /* untimed regions left before the next look */
-  uint32_t every;      /* regions the last timed one stands for */
-  uint32_t untimed;    /* untimed regions since the last look */
-  float est[TT__WAYS]; /* ns per region; 0: unknown */
-  float base;          /* cur's regions without their long gaps (way.c,
-                          "The gap share"); 0: unknown */
-  float since[TT__WAYS];  /* ns spent on the site since the way last ran */
-  float charge[TT__WAYS]; /* what its last trial cost beyond cur */
-  float work;          /* serial estimate from the team's own share; 0 */
-  float team_best;     /* the lowest estimate the team has had, 0 */
-  float trial_sum;     /* the trial's cost so far */
-  float ring[4];       /* ... of its last regions after the transient */
-  uint16_t settled_n;  /* how many of those */
-  int8_t level_dir;    /* samples in a row above twice est (1), below half (-1) */
-  uint8_t level_n;
-  float level_sum, level_max; /* of those samples: their sum, the costliest */
-  bool pending;        /* its last region was timed: cost complete at the next */
-  uint8_t pend_way;
-  float pend_dur;      /* that region's own time, ns */
-  uint64_t pend_end;   /* when it ended */
-} tt__way_site;
+  uint32_t p;
+  uint8_t size_class;
+  /* the choice */
+  uint8_t cur;   /* the way its regions run */
+  uint8_t trial; /* the way on trial, TT__WAYS: none */
+  /* per way: ns per region, the gap to the loop's next region included
+   * (0: not measured yet); what its next trial is charged beyond cur; the
+   * loop's time since it last ran */
+  float est[TT__WAYS], charge[TT__WAYS], since[TT__WAYS];
+  float work;   /* the caller alone's cost of a region, ns (0: unknown) */
+  float steady; /* cur's regions without their long gaps, ns */
+  /* the trial under way */
+  uint8_t tried, settled;        /* its regions, those past the transient */
+  float cost, first;             /* its regions' cost; its first region's */
+  float sample[TT__WAY_SETTLED]; /* its settled regions' costs */
+  uint64_t until; /* when cur's lingering threads stop: the transient */
+  /* sampling: untimed regions before the next look; the regions the last
+   * timed one stands for; untimed regions since the last look */
+  uint32_t skip, stride, untimed;
+  /* the last timed region, whose cost is complete when the next starts */
+  uint8_t pend_way; /* TT__WAYS: none pending */
+  float pend_ns;
+  uint64_t pend_end;
+  /* range.c's auto schedule: the last timed region's own time, ns; steal
+   * (1), greedy over `chunks` chunks (0), unknown (-1) */
+  float last_ns;
+  int8_t steal;
+  uint32_t chunks;
+} tt__loop;
 
-/* A launching thread's table (in its tt__thread, team-state.h). */
-#define TT__WAY_SITES 64
-typedef struct tt__way_table {
-  tt__way_site sites[TT__WAY_SITES];
-  float lend_overhead; /* a lent region's cost beyond work / threads, 0 */
-  uint64_t last_lend;  /* when this thread's last lent region ended */
-} tt__way_table;
+/* A launching thread's loops (in its tt__thread, team-state.h): direct
+ * mapped; a loop that maps onto another's record takes it over. */
+#define TT__LOOPS 64
+typedef struct tt__loops {
+  tt__loop loop[TT__LOOPS];
+  /* per way: what its last trial on this thread was charged (0: it won) */
+  float charge[TT__WAYS];
+  /* what the rule did, for TEAMS_DEBUG's report at exit */
+  uint64_t timed[TT__WAYS], trials[TT__WAYS], switches;
+} tt__loops;
 
-/* A region's choice, from tt__way_choose to tt__way_record. */
-typedef struct tt__way_plan {
-  tt__way_site *site; /* the record it updates; NULL: a fixed way, nothing recorded */
-  bool timed;  /* time this region and record it */
-  size_t m;    /* the region's chunks */
-  uint64_t t0; /* tt__now_ns() at the choice when it read the clock, else 0 */
-} tt__way_plan;
+/* The record of a loop, taken over (fresh, the team on trial) when the
+ * slot held another loop. */
+tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p);
+/* The record of a loop if the table has it, else NULL (tests, the report). */
+const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
+                              size_t p);
 
-/* What a region that ran cost, for tt__way_record. */
-typedef struct tt__way_cost {
-  uint64_t ns;         /* the region, from before the way started to its end */
-  uint64_t own_ns;     /* team: the holder's own share's time, else 0 */
-  size_t own_chunks;   /* team: the chunks of that share */
-  size_t threads;      /* participants it ran on (1 serial) */
-  uint64_t end_ns;     /* tt__now_ns() at the end */
-} tt__way_cost;
-
-/* The way the next region of this site runs: key and size identify the
- * loop (the user's function, or a kernel's, and the length of its range),
- * m, p and mode its region's shape (lengths and m by class: way.c).  run is TEAMS_RUN; can_lend whether
- * lend.c could run this region now (tt__lend_possible).  Fills *plan.
- * Per calling thread, no lock: the table is the thread's own. */
-tt__way tt__way_choose(tt__way_table *t, const void *key, size_t size,
-                       size_t m, size_t p, tt__mode mode, tt__run run,
-                       bool can_lend, tt__way_plan *plan);
-
-/* A length's class: its bit length, so a record holds the loops within a
- * factor of two of each other (a loop whose length changes every region,
- * a triangular one, stays one record). */
-static inline uint8_t tt__way_class(size_t n) {
-  return n ? (uint8_t)(64 - __builtin_clzll((unsigned long long)n)) : 0;
-}
-
-static inline uint32_t tt__way_shape(size_t p, tt__mode mode) {
-  return (uint32_t)(p << 2) | (uint32_t)mode;
-}
-
-/* The table is direct-mapped on the loop: a loop that maps onto another's
- * record takes it over (way.c, lookup). */
-static inline tt__way_site *tt__way_slot(const tt__way_table *t,
-                                         const void *key, uint8_t size_c,
-                                         uint8_t m_c, uint32_t shape) {
-  uint64_t h = ((uint64_t)(uintptr_t)key >> 4) ^
-               (uint64_t)size_c * 0x9e3779b97f4a7c15u ^
-               (uint64_t)m_c * 0xff51afd7ed558ccdu ^
-               (uint64_t)shape * 0xc2b2ae3d27d4eb4fu;
-  return (tt__way_site *)&t->sites[(h ^ (h >> 29)) % TT__WAY_SITES];
-}
-
-static inline bool tt__way_same(const tt__way_site *s, const void *key,
-                                uint8_t size_c, uint8_t m_c, uint32_t shape) {
-  return s->key == key && s->size_class == size_c && s->m_class == m_c &&
-         s->shape == shape;
-}
-
-/* The common case, before anything else is looked at: a loop whose record
- * runs it on the caller alone, between two looks.  Counts the region and
- * returns true; then it runs serially and nothing else is due
- * (tt__way_choose's fast path, taken before the team is even started). */
-static inline bool tt__way_serial_now(tt__way_table *t, const void *key,
-                                      size_t size, size_t m, size_t p,
-                                      tt__mode mode) {
-  uint8_t size_c = tt__way_class(size), m_c = tt__way_class(m);
-  uint32_t shape = tt__way_shape(p, mode);
-  tt__way_site *s = tt__way_slot(t, key, size_c, m_c, shape);
-  if (s->skip == 0 || s->cur != TT__WAY_SERIAL || s->trial != TT__WAYS ||
-      s->pending || !tt__way_same(s, key, size_c, m_c, shape))
+/* The common case, before anything else is looked at: a loop on the caller
+ * alone between two looks.  Counts the region and returns true; it then
+ * runs serially and nothing else is due. */
+static inline bool tt__loop_skip_serial(tt__loop *l) {
+  if (l->skip == 0 || l->cur != TT__WAY_SERIAL || l->trial != TT__WAYS ||
+      l->pend_way != TT__WAYS)
     return false;
-  s->skip--;
-  s->untimed++;
+  l->skip--;
+  l->untimed++;
   return true;
 }
 
+/* A region's choice, from tt__way_choose to tt__way_record. */
+typedef struct tt__way_plan {
+  tt__loop *loop; /* NULL: a fixed way, nothing recorded */
+  bool timed;     /* time this region and record it */
+  size_t m;       /* the region's chunks and mode */
+  tt__mode mode;
+  uint64_t t0;    /* the clock at the choice when it read it, else 0 */
+} tt__way_plan;
+
+/* What a timed region cost, for tt__way_record. */
+typedef struct tt__way_cost {
+  uint64_t ns;       /* the region, from before the way started to its end */
+  uint64_t own_ns;   /* team: the holder's own chunks' time, else 0 */
+  size_t own_chunks; /* team: how many it ran */
+  uint64_t end_ns;   /* the clock at the end */
+} tt__way_cost;
+
+/* Whether way x's threads spin now: asked only when a first trial of x is
+ * weighed, which would wake them (and be charged their linger) unless they
+ * do. */
+typedef bool (*tt__way_spins)(tt__way x);
+
+/* The way the loop's next region runs.  fixed is TEAMS_RUN's way
+ * (TT__WAYS: the rule's choice); can_lend whether lend.c could run this
+ * region now (tt__lend_possible).  l may be NULL only with a fixed way
+ * (then nothing is timed).  Per calling thread, no lock. */
+tt__way tt__way_choose(tt__loops *t, tt__loop *l, size_t m, tt__mode mode,
+                       tt__way fixed, bool can_lend, tt__way_spins spins,
+                       tt__way_plan *plan);
+
 /* Records what a timed region cost; `ran` is the way it ran (which may
  * differ from the choice: the team was busy, or could not lend). */
-void tt__way_record(tt__way_table *t, const tt__way_plan *plan, tt__way ran,
+void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *cost);
 
-/* What the rule needs, set at the first team start: a clock read's own
- * cost (tt__way_clock_cost measures it), a timed region's own cost
- * (tt__way_look_cost) and how long OpenMP's threads spin after a region
- * (tt__lend_spin_ns). */
-uint64_t tt__way_clock_cost(void);
-uint64_t tt__way_look_cost(void);
-void tt__way_init(uint64_t clock_ns, uint64_t look_ns, uint64_t omp_spin_ns);
+/* What the rule reads, set at each team start: a clock read's own cost, a
+ * timed region's (its look and reads: way-probe.c measures both at the
+ * first start) and how long each way's threads spin after its last region
+ * (the team's spin_ns; OpenMP's, tt__lend_spin_ns). */
+void tt__way_init(uint64_t clock_ns, uint64_t look_ns, uint64_t team_linger_ns,
+                  uint64_t lend_linger_ns);
 /* Tests: the clock the rule reads when a region starts (NULL: the real). */
 void tt__way_test_clock(uint64_t (*now)(void));
 
-/* Tests: the calling thread's record of a site (NULL when not in its
- * table), its fields as way.c keeps them, and a reset of its table. */
-typedef struct tt__way_view {
-  tt__way cur, trial;     /* trial TT__WAYS: none */
-  double est[TT__WAYS];   /* ns per region, 0: unknown */
-  double work;            /* the serial estimate from the team's runs */
-} tt__way_view;
-bool tt__way_peek(const tt__way_table *t, const void *key, size_t size,
-                  size_t m, size_t p, tt__mode mode, tt__way_view *out);
-void tt__way_forget(tt__way_table *t);
-/* The calling thread's table. */
-tt__way_table *tt__way_mine(void);
-
-/* What the rule did in this process (TEAMS_DEBUG's report at exit). */
+/* way-probe.c: the costs tt__way_init needs, and TEAMS_DEBUG's report of
+ * the calling thread's loops. */
+uint64_t tt__way_clock_cost(void);
+uint64_t tt__way_look_cost(void);
 void tt__way_report(void);
+
+/* The calling thread's table (team.c). */
+tt__loops *tt__way_mine(void);
 
 #endif

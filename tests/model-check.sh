@@ -131,12 +131,24 @@ check sleep-2w-g8 pass -DNW=2 -DNH=1 -DNREG=2 -DM=8 -DMODES=2
 # Sentinel mode (TEAMS_IDLE=sentinel).  Its state space is larger (the
 # sentinel keeps running while the others sleep), so longer runs are of
 # static regions only, the ones that wait for every worker they name.
-check sentinel-2w-2r pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2
-check sentinel-2w-3r-static pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
-check sentinel-2w-2h-static pass -DSENTINEL_MODE -DNW=2 -DNH=2 -DNREG=1 -DMODES=1
-check sentinel-3w-1r-static pass -DSENTINEL_MODE -DNW=3 -DNH=1 -DNREG=1 -DMODES=1
+#
+# -DNO_CLAIM: every static region is a first-touch one (TT__MODE_STATIC_ALL:
+# the holder claims no late participant's chunk and waits for every worker,
+# protocol 10; the worker still claims its own).  These four, the
+# sentinel's mutants, and for their size ways-2w-2hw and
+# ways-sentinel-2w-2r-static, run so: a wake-up the sentinel loses hangs such a
+# region, where the holder would run a claimable region's chunk itself and
+# the mutant go unseen; and the claims, which touch none of the sentinel's
+# words, would multiply their state spaces by 2.5-4 (sentinel-3w-1r-static:
+# 135M states, 6.3 GB, past the bound).  sentinel-wrap-2w-2r-static, the
+# tree's sentinel configurations and the others run with the claims.
+nc=-DNO_CLAIM
+check sentinel-2w-2r pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 $nc
+check sentinel-2w-3r-static pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=3 -DMODES=1 $nc
+check sentinel-2w-2h-static pass -DSENTINEL_MODE -DNW=2 -DNH=2 -DNREG=1 -DMODES=1 $nc
+check sentinel-3w-1r-static pass -DSENTINEL_MODE -DNW=3 -DNH=1 -DNREG=1 -DMODES=1 $nc
 
-# The generation wrap (GENMOD 2^30 in team.c): with GENMOD 4 a resync
+# The generation wrap (GENMOD 2^29 in fork.c): with GENMOD 4 a resync
 # precedes every region (generation 3 only), with 5 every other one; the
 # resyncs alternate between generations 1 and 2.
 check wrap-2w-3r-g4 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
@@ -148,8 +160,8 @@ check sentinel-wrap-2w-2r-static pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DG
 # nothing, release), beside regions on the team.
 check ways-2w-3r pass -DWAYS -DNW=2 -DNH=1 -DNREG=3
 check ways-2w-2h pass -DWAYS -DNW=2 -DNH=2 -DNREG=1
-check ways-2w-2hw pass -DWAYS -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT
-check ways-sentinel-2w-2r-static pass -DWAYS -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DMODES=1
+check ways-2w-2hw pass -DWAYS -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT $nc
+check ways-sentinel-2w-2r-static pass -DWAYS -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DMODES=1 $nc
 check mutant-MUT_LEND_KEEPS_OWNER fail -DWAYS -DMUT_LEND_KEEPS_OWNER -DNW=2 -DNH=1 -DNREG=2
 
 # Mutations that must be caught, each a one-line change of launcher/team.pml:
@@ -166,24 +178,38 @@ check mutant-MUT_LEND_KEEPS_OWNER fail -DWAYS -DMUT_LEND_KEEPS_OWNER -DNW=2 -DNH
 #   MUT_KEEP_OWNER        a host that finds the team shut down forgets to
 #                         release it (15)
 #   MUT_LEND_KEEPS_OWNER  a lent region forgets to release it (42; above)
-#   MUT_SAME_RESYNC, MUT_NO_RESYNC  every resync takes one generation, or
-#                         the generations wrap with no resync (17, 18)
+#   MUT_NO_RESYNC         the generations wrap with no resync (17)
 #   MUT_SENTINEL_NOPOLL   the sentinel does not watch wake_seq (21)
 #   MUT_SENTINEL_NOENTRYSCAN  a new sentinel does not scan after its first
 #                         read of wake_seq: a wake-up left just before is
 #                         lost until it resigns (21)
 #   the tree's, below     MUT_TREE_NO_WAKE, _WRONG_COUNTER, _NO_CHILD_WAIT,
 #                         _LATE_RESET, _STALE_FORWARD (38-40)
+#   the late participant's chunk (10), every one a static region's:
+#   MUT_CLAIM_NOCAS       the worker claims its chunk with a load and a
+#                         store, not the CAS: a chunk run twice
+#   MUT_LATE_RUNS_CLAIMED a late worker runs the chunk its word says the
+#                         holder claimed: a chunk run twice
+#   MUT_CLAIM_LOST        the holder claims a chunk and does not run it: a
+#                         chunk lost
+#   MUT_CLAIM_EARLY_END   the holder does not wait for a chunk its worker
+#                         claimed: the region ends before it is done
+#   MUT_CLAIM_RESYNC      the holder claims in a resync too: a worker that
+#                         did not see the resync's word misses a region
 # MUT_SENTINEL_NOSCAN (no scan after resigning) is not caught once the entry
-# scan exists: such a wake-up is late, not lost.
+# scan exists: such a wake-up is late, not lost.  MUT_SAME_RESYNC (every
+# resync takes one generation, 18) is not caught since the static chunks'
+# claim: a worker's last word after a static region, a resync's included,
+# carries CLAIM, which no word handed to it has, so no resync equals it.
 for mut in MUT_LOAD_SLEEP MUT_STORE_GO MUT_RESET_ACTIVE MUT_JOIN_NOCHECK \
-           MUT_NO_CLOSE MUT_NO_FUTEX_RECHECK MUT_NO_LEFT_RESET MUT_KEEP_OWNER; do
+           MUT_NO_CLOSE MUT_NO_FUTEX_RECHECK MUT_NO_LEFT_RESET MUT_KEEP_OWNER \
+           MUT_CLAIM_NOCAS MUT_LATE_RUNS_CLAIMED MUT_CLAIM_LOST MUT_CLAIM_EARLY_END; do
   check "mutant-$mut" fail -D$mut -DNW=2 -DNH=1 -DNREG=3
 done
-check mutant-MUT_SAME_RESYNC fail -DMUT_SAME_RESYNC -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
 check mutant-MUT_NO_RESYNC fail -DMUT_NO_RESYNC -DNW=2 -DNH=1 -DNREG=4 -DGENMOD=4
+check mutant-MUT_CLAIM_RESYNC fail -DMUT_CLAIM_RESYNC -DNW=2 -DNH=1 -DNREG=4 -DGENMOD=4
 for mut in MUT_SENTINEL_NOPOLL MUT_SENTINEL_NOENTRYSCAN; do
-  check "mutant-$mut" fail -DSENTINEL_MODE -D$mut -DNW=2 -DNH=1 -DNREG=3 -DMODES=1
+  check "mutant-$mut" fail -DSENTINEL_MODE -D$mut -DNW=2 -DNH=1 -DNREG=3 -DMODES=1 $nc
 done
 
 # The tree (TEAMS_TREE_MIN, TEAMS_TREE_K): regions of TREE_MIN participants

@@ -26,6 +26,8 @@ typedef struct count_ctx {
   _Atomic int runs[MAXC];
   _Atomic int part[MAXC]; /* participant that ran chunk c */
   pthread_t thread[MAXC];
+  _Atomic int started;    /* count_chunk_together: chunks begun */
+  int together;           /* ... chunk 0 waits until this many began */
 } count_ctx;
 
 static inline void count_chunk(void *p, size_t c) {
@@ -33,6 +35,19 @@ static inline void count_chunk(void *p, size_t c) {
   atomic_fetch_add(&x->runs[c], 1);
   atomic_store(&x->part[c], tt_participant());
   x->thread[c] = pthread_self();
+}
+
+/* count_chunk, but chunk 0 waits until x->together chunks began: every
+ * participant of a static region comes in time, so each runs its own chunk
+ * (docs/protocol.md item 10: the holder takes over only a chunk whose
+ * participant has not begun by the time its own is done). */
+static inline void count_chunk_together(void *p, size_t c) {
+  count_ctx *x = p;
+  atomic_fetch_add(&x->started, 1);
+  if (c == 0)
+    while (atomic_load(&x->started) < x->together)
+      sched_yield();
+  count_chunk(p, c);
 }
 
 static inline count_ctx *new_ctx(void) {
@@ -46,6 +61,8 @@ static inline void reset(count_ctx *x, size_t m) {
     atomic_store(&x->runs[c], 0);
     atomic_store(&x->part[c], -2);
   }
+  atomic_store(&x->started, 0);
+  x->together = (int)m;
 }
 
 static inline void expect_once(count_ctx *x, size_t m, size_t p) {

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -56,6 +57,7 @@ typedef struct counts {
   size_t m;
   _Atomic unsigned runs[MAXC];
   int part[MAXC]; /* participant that ran chunk c (plain: read after return) */
+  _Atomic unsigned begun; /* count_together: chunks begun */
 } counts;
 
 static void count_chunk(void *ctx, size_t c) {
@@ -66,8 +68,25 @@ static void count_chunk(void *ctx, size_t c) {
   }
 }
 
+/* count_chunk, but chunk 0 first waits up to a second until every chunk
+ * began: a worker that runs comes in time and takes its own chunk (the
+ * holder takes over only a chunk whose worker has not begun when its own
+ * is done, docs/protocol.md item 10); a serial region waits the second. */
+static void count_together(void *ctx, size_t c) {
+  counts *x = ctx;
+  atomic_fetch_add(&x->begun, 1);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (c == 0 && atomic_load(&x->begun) < x->m &&
+         clock_gettime(CLOCK_MONOTONIC, &t) == 0 &&
+         (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 1000000000L)
+    sched_yield();
+  count_chunk(ctx, c);
+}
+
 static void counts_reset(counts *x, size_t m) {
   x->m = m;
+  atomic_init(&x->begun, 0);
   for (size_t c = 0; c < MAXC; c++) {
     atomic_init(&x->runs[c], 0);
     x->part[c] = -2;
@@ -108,7 +127,7 @@ static int static_region_parallel(size_t size) {
   /* Meaningful with TEAMS_RUN=team only (strict_static below). */
   counts xs, *x = &xs;
   counts_reset(x, size);
-  int res = tt_foreach_chunk(count_chunk, x, size, size) == 0 ? 1 : -1;
+  int res = tt_foreach_chunk(count_together, x, size, size) == 0 ? 1 : -1;
   int serial = 1;
   for (size_t c = 0; c < size && res == 1; c++) {
     if (atomic_load(&x->runs[c]) != 1)

@@ -42,8 +42,10 @@ static void pin(pid_t tid, int cpu) {
 
 /* A team of 2 whose worker spins 100 ms after a chunk; its worker pinned to
  * CPU worker_cpu and the caller to CPU caller_cpu.  Runs 2000 regions of 2
- * chunks, each chunk once; returns how many times the worker slept beside
- * the holder meanwhile. */
+ * chunks, each chunk once, the caller's waiting (and yielding) until the
+ * worker's began, so that each region needs its worker (a holder done
+ * first would run the worker's chunk itself, docs/protocol.md item 10);
+ * returns how many times the worker slept beside the holder meanwhile. */
 static uint64_t regions_with(int caller_cpu, int worker_cpu) {
   setenv("TEAMS_NUM_THREADS", "2", 1);
   setenv("TEAMS_SPIN_US", "100000", 1);
@@ -62,7 +64,7 @@ static uint64_t regions_with(int caller_cpu, int worker_cpu) {
   uint64_t before = tt_atomic_load_relaxed(&tt__sleeps_beside_holder);
   for (int i = 0; i < 2000; i++) {
     reset(x, 2);
-    cr_assert_eq(tt_foreach_chunk(count_chunk, x, 2, 2), 0);
+    cr_assert_eq(tt_foreach_chunk(count_chunk_together, x, 2, 2), 0);
     expect_once(x, 2, 2);
   }
   free(x);

@@ -24,6 +24,7 @@
 #include "placement.h"
 #include "prim.h"
 #include "steal.h"
+#include "range.h"
 #include "team-internal.h"
 #include "teams/memory.h"
 #include "teams/team.h"
@@ -176,10 +177,19 @@ Test(rule, four_nodes_few_pages) {
 typedef struct who {
   int *by;
   size_t n;
+  _Atomic size_t begun; /* blocks begun; the caller's waits for `parts` */
+  size_t parts;
 } who;
 
+/* Who ran each index.  The caller's block waits until every block began:
+ * every participant comes in time and runs its own block (the caller takes
+ * over only a block whose participant has not begun when its own is done,
+ * docs/protocol.md item 10). */
 static void record(void *ctx, size_t b, size_t e) {
   who *w = ctx;
+  atomic_fetch_add(&w->begun, 1);
+  while (tt_participant() == 0 && atomic_load(&w->begun) < w->parts)
+    sched_yield();
   for (size_t i = b; i < e; i++)
     w->by[i] = tt_participant();
 }
@@ -197,13 +207,13 @@ static void static_matches_the_range(void) {
   for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
     for (size_t g = 0; g < sizeof grains / sizeof *grains; g++) {
       size_t n = ns[a];
-      who w = {calloc(n, sizeof(int)), n};
-      cr_assert_eq(tt_foreach_range(record, &w, n, grains[g], 64,
-                                    TT_SCHED_STATIC),
-                   0);
       size_t unit, units, pp;
       cr_assert_eq(tt__range_plan(n, grains[g], 64, TT_SCHED_STATIC, team,
                                   &unit, &units, &pp),
+                   0);
+      who w = {calloc(n, sizeof(int)), n, 0, pp};
+      cr_assert_eq(tt_foreach_range(record, &w, n, grains[g], 64,
+                                    TT_SCHED_STATIC),
                    0);
       const uint32_t *owner = NULL;
       (void)tt__range_deal(pp, &owner);

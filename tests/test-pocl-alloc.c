@@ -32,6 +32,7 @@
  * is PoCL's pthread driver).  Not in sanitizer builds: ASan and TSan own
  * malloc, and memory from glibc's allocator would reach their free. */
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -187,9 +188,21 @@ static void check_queue(cl_kernel k, size_t local, unsigned long n) {
 }
 
 static _Atomic int chunk_ran_on[256];
+static _Atomic size_t chunks_begun, chunks_all;
 
+/* Chunk 0 first waits up to a second until every chunk began: a worker that
+ * runs comes in time and takes its own chunk (the caller takes over only a
+ * chunk whose worker has not begun when its own is done, docs/protocol.md
+ * item 10); a region run serially waits the second. */
 static void note_participant(void *ctx, size_t c) {
   (void)ctx;
+  atomic_fetch_add(&chunks_begun, 1);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (c == 0 && atomic_load(&chunks_begun) < atomic_load(&chunks_all) &&
+         clock_gettime(CLOCK_MONOTONIC, &t) == 0 &&
+         (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 1000000000L)
+    sched_yield();
   atomic_store(&chunk_ran_on[c], tt_participant());
 }
 
@@ -203,6 +216,8 @@ static void check_team(size_t want, unsigned long n) {
   size_t p = want < 256 ? want : 256;
   for (size_t c = 0; c < p; c++)
     atomic_store(&chunk_ran_on[c], -1);
+  atomic_store(&chunks_begun, 0);
+  atomic_store(&chunks_all, p);
   cr_assert_eq(tt_foreach_chunk(note_participant, NULL, p, p), 0);
   for (size_t c = 0; c < p; c++)
     cr_assert_eq(atomic_load(&chunk_ran_on[c]), (int)c,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "range.h"
 #include "team-internal.h"
 #include "teams/errors.h"
 #include "teams/team.h"
@@ -390,11 +391,19 @@ Test(range, pinned_team_installs_orders) {
  * static range and participant 0 the second, the prefix deal is computed
  * once per thread and p, and a steal range still runs every index once.
  * TEAMS_RUN=team: the way's choice may run a cheap range on the caller alone. */
+/* Who ran each index.  The caller's block waits until every block began:
+ * both participants come in time, so each runs its own block (the caller
+ * takes over only a block whose participant has not begun when its own is
+ * done, docs/protocol.md item 10). */
 typedef struct who_rec {
   int *who;
+  _Atomic int begun;
 } who_rec;
 static void who_f(void *ctx, size_t b, size_t e) {
   who_rec *w = ctx;
+  atomic_fetch_add(&w->begun, 1);
+  while (tt_participant() == 0 && atomic_load(&w->begun) < 2)
+    sched_yield();
   for (size_t i = b; i < e; i++)
     w->who[i] = tt_participant();
 }
@@ -424,10 +433,11 @@ Test(range, static_and_steal_follow_the_deal) {
 
   size_t n = 1000;
   int *who = malloc(n * sizeof *who);
-  who_rec w = {who};
+  who_rec w = {who, 0};
   for (int rep = 0; rep < 20; rep++) {
     for (size_t i = 0; i < n; i++)
       who[i] = -1;
+    atomic_store(&w.begun, 0);
     cr_assert_eq(tt_foreach_range(who_f, &w, n, 0, 2, TT_SCHED_STATIC), 0);
     for (size_t i = 0; i < n; i++)
       cr_assert_eq(who[i], i < n / 2 ? 1 : 0, "rep %d index %zu", rep, i);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "range.h"
 #include "team-internal.h"
 #include "teams/launch.h"
 #include "teams/team.h"

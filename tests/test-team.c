@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +50,8 @@ Test(team, every_chunk_once) {
 
 /* Strictly: the way's choice may run a cheap region on the caller alone
  * (launcher/way.c; tests/test-way.c tests that). */
+/* Every participant comes in time (chunk 0, the holder's, waits until every
+ * chunk began): chunk c runs on participant c. */
 Test(team, static_chunk_on_its_participant) {
   setenv("TEAMS_NUM_THREADS", "4", 1);
   setenv("TEAMS_RUN", "team", 1);
@@ -56,7 +60,7 @@ Test(team, static_chunk_on_its_participant) {
   for (size_t p = 2; p <= 4; p++)
     for (int rep = 0; rep < 200; rep++) {
       reset(x, p);
-      cr_assert_eq(tt_foreach_chunk(count_chunk, x, p, p), 0);
+      cr_assert_eq(tt_foreach_chunk(count_chunk_together, x, p, p), 0);
       expect_once(x, p, p);
       for (size_t c = 0; c < p; c++)
         cr_assert_eq(atomic_load(&x->part[c]), (int)c, "chunk %zu on participant %d",
@@ -66,6 +70,57 @@ Test(team, static_chunk_on_its_participant) {
       for (size_t c = 1; c < p; c++)
         cr_assert(!pthread_equal(x->thread[c], pthread_self()));
     }
+  free(x);
+}
+
+/* A participant that is not running -- here worker 1, held in a signal
+ * handler -- holds no static region: the holder runs its chunk after its
+ * own, exactly once (docs/protocol.md item 10).  Without the claim every
+ * region here would wait until the worker is let go, and the test time out.
+ * Let go, the worker takes its own chunk again; the chunks it finds claimed
+ * meanwhile it never runs. */
+static _Atomic int held, let_go;
+static void hold_here(int sig) {
+  (void)sig;
+  atomic_store(&held, 1);
+  while (!atomic_load(&let_go))
+    sched_yield();
+}
+
+Test(team, late_participant_chunk_runs_once, .timeout = 60) {
+  const char *tree = getenv("TEAMS_TREE_MIN");
+  if (tree && atoi(tree) <= 2)
+    cr_skip_test("regions of 2 go along the tree, whose static regions wait "
+                 "for every participant");
+  setenv("TEAMS_NUM_THREADS", "2", 1);
+  count_ctx *x = new_ctx();
+  cr_assert_eq(tt_team_size(), 2);
+  reset(x, 2);
+  cr_assert_eq(tt_foreach_chunk(count_chunk_together, x, 2, 2), 0);
+  pid_t w1 = thread_tid("teams-w1");
+  cr_assert_gt(w1, 0, "no worker thread teams-w1");
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = hold_here;
+  cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+  cr_assert_eq(syscall(SYS_tgkill, getpid(), w1, SIGUSR1), 0);
+  while (!atomic_load(&held))
+    sched_yield();
+  for (int rep = 0; rep < 2000; rep++) {
+    reset(x, 2);
+    cr_assert_eq(tt_foreach_chunk(count_chunk, x, 2, 2), 0);
+    expect_once(x, 2, 2);
+    cr_assert_eq(atomic_load(&x->part[1]), 0, "region %d: chunk 1 on participant %d "
+                 "while its worker is held", rep, atomic_load(&x->part[1]));
+  }
+  atomic_store(&let_go, 1);
+  for (int rep = 0; rep < 200; rep++) {
+    reset(x, 2);
+    cr_assert_eq(tt_foreach_chunk(count_chunk_together, x, 2, 2), 0);
+    expect_once(x, 2, 2);
+    cr_assert_eq(atomic_load(&x->part[1]), 1, "region %d: chunk 1 on participant %d "
+                 "once its worker runs", rep, atomic_load(&x->part[1]));
+  }
   free(x);
 }
 
@@ -193,7 +248,8 @@ typedef struct waiter_arg {
 
 static void *waiter_thread(void *p) {
   waiter_arg *a = p;
-  cr_assert_eq(tt_foreach_chunk(count_chunk, a->x, 2, 2), 0);
+  /* each participant comes in time: chunk 1 on participant 1, strictly */
+  cr_assert_eq(tt_foreach_chunk(count_chunk_together, a->x, 2, 2), 0);
   atomic_store(&a->done, 1);
   return NULL;
 }
@@ -293,8 +349,9 @@ Test(team, fork_child_starts_fresh) {
       ok = tt_foreach_chunk(count_chunk, x, 64, 2) == 0;
       for (size_t c = 0; c < 64; c++)
         ok = ok && atomic_load(&x->runs[c]) == 1;
-      reset(x, 2);
-      ok = ok && tt_foreach_chunk(count_chunk, x, 2, 2) == 0;
+      reset(x, 2); /* in parallel, chunk 1 comes in time: participant 1's */
+      ok = ok && tt_foreach_chunk(parallel_again ? count_chunk_together : count_chunk,
+                                  x, 2, 2) == 0;
       ok = ok && atomic_load(&x->part[1]) == (parallel_again ? 1 : 0);
     }
     _exit(ok ? 0 : 1);
@@ -339,12 +396,21 @@ static int thread_stat(const char *name, long *ticks, char *state) {
 
 static void nop_chunk(void *p, size_t c) {}
 
+/* A static region on n participants in which each runs its own chunk (the
+ * caller's waits for the others): every worker has run, and named itself. */
+static void run_every_worker(size_t n) {
+  count_ctx *x = new_ctx();
+  reset(x, n);
+  cr_assert_eq(tt_foreach_chunk(count_chunk_together, x, n, n), 0);
+  free(x);
+}
+
 /* A worker that back-to-back loops do not use sleeps after its spin time,
  * however busy the team is; the worker they use keeps up with them. */
 Test(team, unused_worker_sleeps_while_loops_run) {
   setenv("TEAMS_NUM_THREADS", "3", 1);
   setenv("TEAMS_SPIN_US", "1000", 1);
-  tt_foreach_chunk(nop_chunk, NULL, 3, 3); /* wakes both workers */
+  run_every_worker(3);
   long t0, t1;
   char s;
   cr_assert_eq(thread_stat("teams-w2", &t0, &s), 0);
@@ -391,7 +457,7 @@ Test(team, sentinel_steps_aside_when_overcommitted) {
   setenv("TEAMS_IDLE", "sentinel", 1);
   size_t team = (size_t)cpus + 1, p = (size_t)cpus;
   cr_assert_eq(tt_team_size(), team);
-  tt_foreach_chunk(nop_chunk, NULL, team, team); /* wakes every worker */
+  run_every_worker(team);
   long t0, t1;
   char s;
   cr_assert_eq(thread_stat(unused, &t0, &s), 0);

@@ -47,12 +47,15 @@ struct world {
   /* the region's cost on the team, for this world's state */
   double (*team_cost)(const world *w);
   double lend_cost;   /* 0: no OpenMP in the process */
+  /* the lent region's cost for this world's state, when it depends on it */
+  double (*lend_cost_of)(const world *w);
   /* batches: after every batch-th region, the program's batch_gap more (its
    * own batch of OpenMP regions); 0: none */
   unsigned batch;
   double batch_gap;
   unsigned ran[TT__WAYS];
   double spent;       /* ns over all regions */
+  bool team_fixed;    /* TEAMS_RUN=team */
 };
 
 static double team_plain(const world *w) {
@@ -61,9 +64,21 @@ static double team_plain(const world *w) {
 }
 
 static const char key; /* a site no real loop has */
-static tt__way_table tab; /* the synthetic tests' own table */
+static tt__loops tab; /* the synthetic tests' own table */
 static uint64_t virtual_now; /* the rule's clock: the running world's */
 static uint64_t clock_of_world(void) { return virtual_now; }
+static uint64_t omp_spin; /* OpenMP's threads spin this long after a region */
+static const world *running; /* the world run() is running */
+
+/* Whose threads spin now, in the running world: the team's workers for
+ * 100 us after a team region, OpenMP's for omp_spin after a lent one. */
+static bool spins_in_world(tt__way x) {
+  if (x == TT__WAY_TEAM)
+    return running->last_team && running->now - running->last_team < 100 * US;
+  if (x == TT__WAY_LEND)
+    return running->last_lend && running->now - running->last_lend < omp_spin;
+  return true;
+}
 
 /* Runs n regions of the world's loop; returns the way the last one took. */
 static tt__way run(world *w, unsigned n) {
@@ -71,20 +86,25 @@ static tt__way run(world *w, unsigned n) {
   for (unsigned i = 0; i < n; i++) {
     tt__way_plan plan;
     virtual_now = w->now;
-    way = tt__way_choose(&tab, &key, w->p, w->p, w->p, TT__MODE_STATIC, TT__RUN_AUTO,
-                         w->lend_cost > 0, &plan);
+    tt__loop *l = tt__loop_find(&tab, &key, w->p, w->p);
+    running = w;
+    way = tt__way_choose(&tab, l, w->p, TT__MODE_STATIC,
+                         w->team_fixed ? TT__WAY_TEAM : TT__WAYS,
+                         w->lend_cost > 0, spins_in_world, &plan);
     double ns;
-    tt__way_cost c = {0, 0, 0, 1, 0};
+    tt__way_cost c = {0, 0, 0, 0};
     if (way == TT__WAY_SERIAL) {
       ns = w->work;
+      c.own_ns = (uint64_t)ns;
+      c.own_chunks = w->p;
     } else if (way == TT__WAY_LEND) {
-      ns = w->lend_cost;
-      c.threads = w->p;
+      ns = w->lend_cost_of ? w->lend_cost_of(w) : w->lend_cost;
+      if (omp_spin && !spins_in_world(TT__WAY_LEND))
+        ns += 40 * US; /* OpenMP's threads wake up */
     } else {
       ns = w->team_cost(w);
       c.own_ns = (uint64_t)(w->work / (double)w->p);
       c.own_chunks = 1;
-      c.threads = w->p;
     }
     w->now += (uint64_t)ns;
     if (way == TT__WAY_TEAM)
@@ -112,15 +132,18 @@ static tt__way run(world *w, unsigned n) {
   return way;
 }
 
-static tt__way_view peek(const world *w) {
-  tt__way_view v;
-  cr_assert(tt__way_peek(&tab, &key, w->p, w->p, w->p, TT__MODE_STATIC, &v), "no record");
-  return v;
+static tt__loop peek(const world *w) {
+  const tt__loop *l = tt__loop_peek(&tab, &key, w->p, w->p);
+  cr_assert(l, "no record");
+  return *l;
 }
 
+/* A fresh table; the team's workers spin 100 us after a region (as in
+ * team_plain), OpenMP's threads omp_spin_ns. */
 static void fresh(uint64_t omp_spin_ns) {
-  tt__way_forget(&tab);
-  tt__way_init(CLOCK_NS, 2 * CLOCK_NS, omp_spin_ns);
+  memset(&tab, 0, sizeof tab);
+  omp_spin = omp_spin_ns;
+  tt__way_init(CLOCK_NS, 2 * CLOCK_NS, 100 * US, omp_spin_ns);
   tt__way_test_clock(clock_of_world);
 }
 
@@ -133,7 +156,7 @@ Test(way, the_team_when_it_is_cheapest) {
   fresh(0);
   world w = {.work = 4 * US, .p = 2, .team_cost = team_plain};
   cr_assert_eq(run(&w, 20000), TT__WAY_TEAM);
-  tt__way_view v = peek(&w);
+  tt__loop v = peek(&w);
   cr_assert_eq(v.cur, TT__WAY_TEAM);
   cr_assert(v.work > 3.9 * US && v.work < 4.1 * US, "work %.3g", v.work);
   cr_assert_eq(w.ran[TT__WAY_SERIAL], 0, "ran serially %u times",
@@ -162,7 +185,7 @@ Test(way, never_a_long_region_on_the_caller) {
   world w = {.work = 20000 * US, .p = 2, .team_cost = team_plain};
   run(&w, 500);
   cr_assert_eq(w.ran[TT__WAY_SERIAL], 0);
-  tt__way_view v = peek(&w);
+  tt__loop v = peek(&w);
   cr_assert_eq(v.cur, TT__WAY_TEAM);
   cr_assert(v.work > 19000 * US && v.work < 21000 * US, "work %.3g", v.work);
 }
@@ -225,10 +248,12 @@ Test(way, lends_when_openmp_holds_the_cpus) {
   cr_assert(w.spent < best * 1.06, "spent %.3g ns, lending alone %.3g", w.spent, best);
 }
 
-/* The team does well (2.4 us) and lending would cost 3: lending is never
- * tried, so OpenMP's sleeping threads are never woken. */
+/* The team does well (2.4 us) and lending would cost 3: OpenMP's sleeping
+ * threads would spin 5 ms after a lent region (libgomp's GOMP_SPINCOUNT)
+ * beside the team's workers, a first trial's charge, so lending is not
+ * tried within the 120 ms this loop runs: they are never woken. */
 Test(way, no_lending_while_the_team_does_well) {
-  fresh(0);
+  fresh(5000 * US);
   world w = {.work = 4 * US, .p = 2, .team_cost = team_plain, .lend_cost = 3 * US};
   run(&w, 50000);
   cr_assert_eq(w.ran[TT__WAY_LEND], 0, "lent %u regions", w.ran[TT__WAY_LEND]);
@@ -299,9 +324,9 @@ Test(way, a_batch_gap_counts_for_every_way) {
   unsigned trials = 0, on_caller = 0;
   double spent = w.spent;
   for (unsigned i = 0; i < 200000; i++) {
-    tt__way_view before = peek(&w);
+    tt__loop before = peek(&w);
     run(&w, 1);
-    tt__way_view v = peek(&w);
+    tt__loop v = peek(&w);
     if (before.trial == TT__WAY_SERIAL && v.trial == TT__WAYS) {
       trials++;
       cr_assert_gt(v.est[TT__WAY_SERIAL], 13 * US,
@@ -315,6 +340,44 @@ Test(way, a_batch_gap_counts_for_every_way) {
   double best = 200000 * (6 + 4.5) * US;
   cr_assert_lt(w.spent - spent, best * 1.05, "spent %.3g ms, lending alone %.3g",
                (w.spent - spent) / 1e6, best / 1e6);
+}
+
+/* A team trial that read a wake-up is tried again: the loop of the
+ * process that ran one OpenMP loop, slept, then runs 2 us chunks on the
+ * team (2.6 us a region; 4 on the caller alone, 3.3 lent).  The regions
+ * in the first 60 us after the workers woke read 6.8 us, so the team's
+ * first trial does, and the caller alone wins it; the team is tried again
+ * within its charge and wins.  OpenMP's threads sleep (5 ms after a lent
+ * region; lending wakes them, 40 us, and the team then runs at 6 us while
+ * they spin): lending, charged that, is never tried.  The first 2000
+ * regions cost within 10% of TEAMS_RUN=team's. */
+static uint64_t team_woke_at;
+static double team_woken(const world *w) {
+  if (!w->last_team || w->now - w->last_team > 100 * US) {
+    team_woke_at = w->now;
+    return (40 + 6.8) * US;
+  }
+  if (w->now - team_woke_at < 60 * US)
+    return 6.8 * US;
+  if (w->last_lend && w->now - w->last_lend < 5000 * US)
+    return 6 * US;
+  return 2.6 * US;
+}
+
+Test(way, a_team_trial_that_read_a_wake_up_is_tried_again) {
+  world base = {.work = 4 * US, .p = 2, .team_cost = team_woken, .lend_cost = 3.3 * US};
+  world fixed = base;
+  fixed.team_fixed = true;
+  fresh(5000 * US);
+  run(&fixed, 2000);
+  fresh(5000 * US);
+  world w = base;
+  run(&w, 2000);
+  cr_assert_lt(w.spent, fixed.spent * 1.1, "2000 regions: %.3g ms, the team alone %.3g",
+               w.spent / 1e6, fixed.spent / 1e6);
+  cr_assert_eq(w.ran[TT__WAY_LEND], 0, "lent %u regions", w.ran[TT__WAY_LEND]);
+  run(&w, 20000);
+  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM);
 }
 
 /* Regions run until the loop is on the caller alone, no trial under way
@@ -378,21 +441,36 @@ Test(way, a_stall_over_the_first_trials_is_no_ways_fault) {
   }
 }
 
-/* TEAMS_RUN fixes the way and records nothing. */
-Test(way, a_fixed_way_records_nothing) {
+/* TEAMS_RUN fixes the way: without a record nothing is timed; with one
+ * (the auto schedule reads its loop's times) regions are sampled, but no
+ * other way is ever tried, and OpenMP falls back to the team when it cannot
+ * lend. */
+Test(way, a_fixed_way_runs_only_that_way) {
   fresh(0);
   tt__way_plan plan;
-  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_TEAM, true, &plan),
-               TT__WAY_TEAM);
-  cr_assert_null(plan.site);
-  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_SERIAL, true, &plan),
-               TT__WAY_SERIAL);
-  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, true, &plan),
-               TT__WAY_LEND);
-  cr_assert_eq(tt__way_choose(&tab, &key, 2, 2, 2, TT__MODE_STATIC, TT__RUN_OPENMP, false, &plan),
+  static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_LEND};
+  for (int k = 0; k < 3; k++) {
+    cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, fixed[k], true, NULL, &plan),
+                 fixed[k]);
+    cr_assert_null(plan.loop);
+    cr_assert(!plan.timed);
+  }
+  cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, TT__WAY_LEND, false, NULL, &plan),
                TT__WAY_TEAM, "nothing to lend to: the team");
-  tt__way_view v;
-  cr_assert(!tt__way_peek(&tab, &key, 2, 2, 2, TT__MODE_STATIC, &v));
+  /* with a record: cheap regions the rule would run on the caller alone */
+  for (int k = 0; k < 3; k++) {
+    memset(&tab, 0, sizeof tab);
+    for (int i = 0; i < 2000; i++) {
+      virtual_now += 1000;
+      tt__loop *l = tt__loop_find(&tab, &key, 2, 2);
+      cr_assert_eq(tt__way_choose(&tab, l, 2, TT__MODE_STATIC, fixed[k], true, NULL, &plan),
+                   fixed[k]);
+      cr_assert_eq(l->trial, TT__WAYS, "a trial under a fixed way");
+      tt__way_cost c = {10, 5, 1, virtual_now};
+      tt__way_record(&tab, &plan, fixed[k], &c);
+    }
+    cr_assert_eq(tt__loop_peek(&tab, &key, 2, 2)->cur, fixed[k]);
+  }
 }
 
 /* Sites are told apart by function and shape: another shape of the same
@@ -427,7 +505,7 @@ static void team_of(size_t n) {
   setenv("TEAMS_RUN", "auto", 1);
   cr_assert_eq(tt_team_shutdown(), 0);
   cr_assert_eq(tt_team_start(), 0);
-  tt__way_forget(tt__way_mine());
+  memset(tt__way_mine(), 0, sizeof(tt__loops));
 }
 
 /* Empty regions on the real team end up on the caller alone (the team
@@ -443,10 +521,10 @@ Test(way, real_cheap_regions_run_on_the_caller) {
       cr_assert_eq(atomic_load(&x.runs[c]), 1, "region %d chunk %zu ran %u times",
                    i, c, atomic_load(&x.runs[c]));
   }
-  tt__way_view v;
-  cr_assert(tt__way_peek(tt__way_mine(), (const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
-  cr_assert_eq(v.cur, TT__WAY_SERIAL, "team %.0f ns, caller %.0f ns",
-               v.est[TT__WAY_TEAM], v.est[TT__WAY_SERIAL]);
+  const tt__loop *v = tt__loop_peek(tt__way_mine(), (const void *)count, 2, 2);
+  cr_assert(v);
+  cr_assert_eq(v->cur, TT__WAY_SERIAL, "team %.0f ns, caller %.0f ns",
+               v->est[TT__WAY_TEAM], v->est[TT__WAY_SERIAL]);
 }
 
 /* First touch always runs on the team's workers, however cheap. */
@@ -459,6 +537,5 @@ Test(way, first_touch_always_on_the_team) {
     cr_assert_eq(tt__team_run(count, &x, 2, 2, TT__MODE_STATIC_ALL, &parallel), 0);
     cr_assert_eq(parallel, 1, "region %d ran on the caller alone", i);
   }
-  tt__way_view v;
-  cr_assert(!tt__way_peek(tt__way_mine(), (const void *)count, 2, 2, 2, TT__MODE_STATIC, &v));
+  cr_assert_null(tt__loop_peek(tt__way_mine(), (const void *)count, 2, 2));
 }

@@ -106,6 +106,7 @@
 
 #include "order.h"
 #include "steal.h"
+#include "range.h"
 #include "team-internal.h"
 #include "topology-view.h"
 

@@ -27,8 +27,9 @@
  * node.  The rule is a pure function of (base, n, elem_size, grain, p,
  * schedule, page size) and the team's deal (which, with p below the team's
  * size, deals over participants 0..p-1), and is tested as one.  Chunks of
- * tt_foreach_chunk are positional (chunk c on participant c): an array first
- * touched by chunks is placed for chunks, not for a range's dealt blocks.
+ * tt_foreach_chunk are positional (chunk c on participant c, but for the
+ * chunks of participants that start late, team.h): an array first touched
+ * by chunks is placed for chunks, not for a range's dealt blocks.
  *
  * The page size of the rule is the base page (4 KiB on x86-64), except where
  * the kernel backs the memory with transparent huge pages: THP "always", or

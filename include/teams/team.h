@@ -50,7 +50,10 @@ extern "C" {
 
 /* Run f(ctx, c) once for every chunk c in [0, m) on at most p participants,
  * the caller being participant 0, and return when all have run.
- *   m == p : static region, chunk c runs on participant c;
+ *   m == p : static region, chunk c runs on participant c; a chunk whose
+ *            participant has not started it when the caller is done with
+ *            its own runs on the caller, so that a participant the system
+ *            does not run never holds the region;
  *   m >  p : greedy region, participants take chunks from one counter, in
  *            batches of (chunks left) / (2 p) that shrink to single chunks as
  *            it drains (guided self-scheduling);

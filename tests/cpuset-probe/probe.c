@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -36,8 +37,17 @@ static void list_of(const cpu_set_t *s, char *buf, size_t len) {
       k += (size_t)snprintf(buf + k, len - k, "%s%d", k ? "," : "", c);
 }
 
+/* Chunks begun; chunk 0 waits until all `m` began, so that every
+ * participant comes in time and runs its own chunk (the caller takes over
+ * only a chunk whose participant has not begun by the time its own is
+ * done, docs/protocol.md item 10). */
+static _Atomic size_t begun, m_all;
+
 static void chunk(void *ctx, size_t c) {
   seen *s = (seen *)ctx + c;
+  atomic_fetch_add(&begun, 1);
+  while (c == 0 && atomic_load(&begun) < atomic_load(&m_all))
+    sched_yield();
   s->participant = tt_participant();
   s->tid = (int)syscall(SYS_gettid);
   s->cpu = sched_getcpu();
@@ -61,6 +71,7 @@ int main(int argc, char **argv) {
   seen s[MAXP];
   memset(s, 0, sizeof s);
   size_t m = n < MAXP ? n : MAXP;
+  atomic_store(&m_all, m);
   if (tt_foreach_chunk(chunk, s, m, m) != 0)
     return 1;
   for (size_t c = 0; c < m; c++)
