@@ -1,4 +1,4 @@
-/* teams: the affinity domains of the team's participants (teams-internal.h,
+/* teams: the affinity domains of the team's participants (teams-driver.h,
  * tt__team_domains): for each participant, which NUMA node and which L1-L4
  * cache it runs under, as the PoCL driver's sub-devices by affinity domain
  * need them.

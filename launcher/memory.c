@@ -129,7 +129,7 @@ int tt_mem_touch(void *base, size_t n, size_t elem_size, size_t grain,
   return touch(base, n, elem_size, grain, p, schedule, page);
 }
 
-/* tt__mem_touch_on (teams-internal.h): the rule of tt_mem_touch for bytes
+/* tt__mem_touch_on (teams-driver.h): the rule of tt_mem_touch for bytes
  * elements and a static launch on `count` participants, run on the
  * participants [first, first + count) of the team, block k on participant
  * first + k. */

@@ -368,7 +368,7 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
 
 /* ---- a range on a run of participants -------------------------------------- */
 
-/* tt__foreach_range_on (teams-internal.h).  Static regions of first + count
+/* tt__foreach_range_on (teams-driver.h).  Static regions of first + count
  * chunks, chunk c for participant c: the team's protocol knows nothing of
  * sub-teams, and a static region is the one kind that names the participant
  * of every chunk.  Chunks below `first` return at once; a member's chunk

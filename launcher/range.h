@@ -2,7 +2,7 @@
  * rest of launcher/ (memory.c's first touch, steal.c), the tools
  * and the white-box tests.  tt__foreach_range_site and
  * tt__foreach_range_on, which the PoCL driver calls, are declared in
- * internal/teams-internal.h, the one header the driver sees. */
+ * internal/teams-driver.h, the one header the driver sees. */
 #ifndef TEAMS_RANGE_H
 #define TEAMS_RANGE_H
 

@@ -1,4 +1,4 @@
-/* teams: per-thread scratch buffers (teams-internal.h).
+/* teams: per-thread scratch buffers (teams-driver.h).
  *
  * One grow-on-demand buffer per kind and thread, in thread-local storage; a
  * pthread key's destructor frees them when the thread exits (the team's
@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "teams-internal.h"
+#include "teams-driver.h"
 
 #define SCRATCH_MIN 4096
 

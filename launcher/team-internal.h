@@ -1,7 +1,7 @@
 /* teams: the team's internal contract inside launcher/: what the team's
  * files (team.c and the files team-state.h lists) offer the range schedules
  * (range.c, steal.c), the launcher (launch.c) and the white-box tests.  Code outside launcher/ (the PoCL driver) sees only
- * internal/teams-internal.h, which this includes. */
+ * internal/teams-driver.h, which this includes. */
 #ifndef TEAMS_TEAM_INTERNAL_H
 #define TEAMS_TEAM_INTERNAL_H
 
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "settings.h"
-#include "teams-internal.h"
+#include "teams-driver.h"
 #include "teams/team.h"
 
 /* The runtime's own costs -- trials of another way of running a region,

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "clu.h"
-#include "teams-internal.h"
+#include "teams-driver.h"
 #include "teams/team.h"
 
 #define DRIVER_TEST(name) Test(pocl_driver, name, .timeout = 300)

@@ -21,7 +21,7 @@
 #include "pocl_workgroup_func.h"
 /* The runtime's interface for the driver: the public API, the named
  * atomics (memory order in the name), per-thread scratch. */
-#include "teams-internal.h"
+#include "teams-driver.h"
 
 /* The driver exports only pocl_pthread_init_device_ops (the slot it fills). */
 #define TP_EXPORT __attribute__ ((visibility ("default")))

@@ -1,5 +1,5 @@
 /* teams: named atomic operations (internal; the PoCL driver's too, through
- * teams-internal.h).
+ * teams-driver.h).
  *
  * Atomic loads, stores and read-modify-writes in launcher/ and backend/ go
  * through these macros, so each memory order is written in the name and

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "teams-internal.h"
+#include "teams-driver.h"
 
 /* The defaults of TEAMS_TREE_MIN and TEAMS_TREE_K (fork.c explains the
  * choice), shared with tools/teams-sim's cost model. */

@@ -19,8 +19,8 @@
  * Functions declared here are exported from libteams.so (TT_INTERNAL) so
  * that the driver, a separate shared object, shares the one process-wide
  * runtime; they are not declared in any installed header. */
-#ifndef TEAMS_INTERNAL_H
-#define TEAMS_INTERNAL_H
+#ifndef TEAMS_DRIVER_H
+#define TEAMS_DRIVER_H
 
 #include <stddef.h>
 
