@@ -2,8 +2,8 @@
 # teams against each PoCL's own drivers, on every PoCL release the driver
 # supports, in one sitting: this machine's PoCL and the others' Debian roots
 # (tools/pocl-root.sh, as tools/test-pocl-versions.sh makes them).  For each
-# release, in its own build (this machine: build-ci/release; a root:
-# /build, built first when missing):
+# release, in its own build, brought up to date first (this machine:
+# build-ci/release; a root: /build-bench, apart from the tests' /build):
 #   - teams-bench-cl --tsv: teams against that PoCL's cpu and cpu-minimal
 #     drivers (cl-launch, cl-sync, cl-axpy, cl-tri, cl-first, and cl-blas
 #     where CLBlast is packaged), each round alternating the systems;
@@ -79,11 +79,11 @@ for rel in "${releases[@]}"; do
   start=$SECONDS
   if [[ $rel == host || $rel == "$host" ]]; then
     name=${host:-host}
-    if [[ ! -x build-ci/release/bench/teams-bench-cl ]]; then
-      cmake --preset release > "$out/$name-build.log" 2>&1 &&
-        cmake --build --preset release -j"$(nproc)" >> "$out/$name-build.log" 2>&1 || {
-        echo "=== $name: build failed ($out/$name-build.log)"; status=1; continue; }
-    fi
+    # always brought up to date: a build left from an older tree would
+    # measure that tree
+    { [[ -f build-ci/release/CMakeCache.txt ]] || cmake --preset release; } > "$out/$name-build.log" 2>&1 &&
+      cmake --build build-ci/release -j"$(nproc)" >> "$out/$name-build.log" 2>&1 || {
+      echo "=== $name: build failed ($out/$name-build.log)"; status=1; continue; }
     bash -c "$measure" measure "$src/build-ci/release" "$out" "$name" "$rounds" "$quick"
   else
     name=$rel
@@ -92,12 +92,12 @@ for rel in "${releases[@]}"; do
     pocl_root_run "$root" "$src" bash -c '
       set -e
       bash /src/tools/install-deps.sh > /dev/null
-      if [ ! -x /build/bench/teams-bench-cl ]; then
-        cmake -S /src -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_BUILD_TESTS=ON \
+      if [ ! -f /build-bench/CMakeCache.txt ]; then
+        cmake -S /src -B /build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_BUILD_TESTS=ON \
           -DTT_BUILD_POCL=ON -DTT_BUILD_BENCH=ON -DTT_MODEL_CHECK=OFF > /dev/null
-        cmake --build /build -j"$(nproc)" > /dev/null
       fi
-      bash -c "$1" measure /build /bench-out "$2" "$3" "$4"' \
+      cmake --build /build-bench -j"$(nproc)" > /dev/null
+      bash -c "$1" measure /build-bench /bench-out "$2" "$3" "$4"' \
       bench "$measure" "$name" "$rounds" "$quick"
     rc=$?
     cp "$root/bench-out/$name"-* "$out/" 2>/dev/null
