@@ -8,9 +8,9 @@
  * the pinning TEAMS_PIN=numa would choose on a synthetic machine.  NUMA
  * nodes are the snapshot's (overlapping or emulated nodes are already
  * rejected there, and count as one node); caches are read from hwloc for the
- * participants' PUs.  Reading the topology costs about 0.6 ms (topology.c,
- * "Cost"), and is skipped for an unpinned team: callers ask once, when a
- * device is set up. */
+ * participants' PUs.  Reading the topology is a restricted hwloc discovery
+ * (topology.c, "Cost"; docs/measurements.md, "Team start"), skipped for an
+ * unpinned team: callers ask once, when a device is set up. */
 #include <stdlib.h>
 
 #include "team-internal.h"

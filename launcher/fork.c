@@ -18,18 +18,15 @@
  * Why the tree starts at 32 participants (TEAMS_TREE_MIN) with branching 2:
  * publishing a flat region is p - 1 exchanges by the holder and a static
  * region's end p - 1 adds to `left`, so the critical path of a fork/join is
- * O(p) line transfers (tens of us at 128-512 participants).  The cost model
- * of tools/teams-sim (its fork/join table) counts critical-path line
- * transfers: flat p - 1, the tree with k = 2 at most 2 * ceil(log2 p) (2
- * log2 p - 2 at powers of two; k = 3 is within one of it up to 512, and
- * checked by teams-sim --check).  They cross below 16, but a tree level
- * also costs its leader's own notice of its go word and a handful of
- * instructions, while the flat holder's exchanges overlap the workers'
- * starts, so the tree starts at 32, where the model gives 8 transfers
- * against 31.  On the 16-CPU machine (one L3, bench/scaling.sh) the tree was
- * ahead at 16 (empty static region 1.88 us against 2.22 flat, greedy 3.51
- * against 3.98) and behind at 8 (1.60 against 1.21) and 4 (0.80 against
- * 0.74): one run, so 32 stays. */
+ * O(p) line transfers.  The cost model of tools/teams-sim (its fork/join
+ * table) counts critical-path line transfers: flat p - 1, the tree with
+ * k = 2 at most 2 * ceil(log2 p) (2 log2 p - 2 at powers of two; k = 3 is
+ * within one of it up to 512, and checked by teams-sim --check).  They
+ * cross below 16, but a tree level also costs its leader's own notice of
+ * its go word and a handful of instructions, while the flat holder's
+ * exchanges overlap the workers' starts, so the tree starts at 32, where
+ * the model gives 8 transfers against 31 (what a 16-CPU machine measured:
+ * docs/measurements.md, "The team's tree"). */
 #include <string.h>
 
 #include "team-state.h"

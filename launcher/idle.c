@@ -11,55 +11,44 @@
  *
  * Why 100 us (TEAMS_SPIN_US).  Long enough that a worker of back-to-back
  * loops with short serial gaps between them never sleeps, short enough that
- * an unused worker costs well under 1% of a core.  Sweep on the 2-core KVM
- * guest (TEAMS_SPIN_US=50..1000, `teams-bench --section wake`, medians): a
- * gap longer than the spin costs one wake-up, 26-45 us whatever the spin
- * (wake_1ms 25.7-27.1 us even at 1000: the worker is asleep by then), while
- * the idle CPU over the gap grows with the spin: 1 ms gaps 5.7 / 10.0 / 18.8
- * / 45.6 / 89.9% of a core for 50 / 100 / 200 / 500 / 1000 us, 10 ms gaps
- * 0.7 / 1.2 / 2.2 / 5.1 / 10.0%.  A longer spin only moves the gap length at
+ * an unused worker costs well under 1% of a core.  A gap longer than the
+ * spin costs one wake-up whatever the spin, while the idle CPU over the
+ * gap grows with the spin: a longer spin only moves the gap length at
  * which the wake-up is paid; TEAMS_IDLE=sentinel is the answer when that
- * matters (wake 0.3-2 us).
+ * matters.  The measurements behind this file's rules (teams-bench's wake
+ * sweep, the overcommitted, yielding and sentinel cases):
+ * docs/measurements.md, "Idle workers".
  *
  * Overcommitted (more of the team's threads awake than CPUs, the caller
  * counted as one): a spinner would take a CPU that a participant with work
  * needs, so an idle worker sleeps at once and the holder's wait yields at
- * once.  A static region of 6 on 2 cores: ~57 ms per launch with workers
- * spinning out their time, ~300 us yielding, ~15 us sleeping at once (load
- * ~4).  The count is structural, as Go's cap on spinning Ms against idle
+ * once.  The count is structural, as Go's cap on spinning Ms against idle
  * Ps is (runtime/proc.go, wakep): no constant.
  *
  * Yielding.  An idle worker does not yield while it spins.  A yield hands
  * the CPU to whichever thread wants it, and next to another process's
- * busy thread that is a time slice for every region: TEAMS_RUN=team with a
- * spinner on the other CPU of the 2-core Xeon guest took 24 us per empty
- * region yielding after 10 us, 0.4-1.1 us not yielding (2 us work chunks:
- * 11-13 us either way).  But a worker does not spin on the CPU its
- * holder forked the running region from (team.holder_cpu, where the holder
- * ran at its last fork; while the team is held): two threads cannot run
- * on one CPU, so the holder, which still has to see the chunks done and
- * close the region, is then waiting for that CPU, and an idle worker's spin
- * kept it waiting until the next time slice.  Woken next to another
- * process's busy thread, the scheduler put the worker beside its holder,
- * and for the first 100 ms of a loop of 5 us chunks every region took a
- * time slice (3.3-4 ms, 2-core Xeon guest; 2000 regions of a caller and
- * worker pinned to one CPU took 8 s, tests/test-idle.c); sleeping instead,
- * 15-18 us.  Such a worker sleeps (a yield, under EEVDF, runs the holder
- * only when the holder is eligible), and the next region's wake-up lets
- * the scheduler place it again.  Not in sentinel mode, whose worker spins
- * by request and yields after yield_after_ns.  The check is a load of the
- * thread's CPU (glibc keeps it in the rseq area) at each clock look.
- * Where the spin hurts this process's own threads
- * (an OpenMP runtime's, between the team's regions), the region's measured
- * cost, gap included, says so, and the way's choice (way.c) moves the
- * region off the team.  Waits that serve the team do yield, once they have
- * lasted yield_after_ns: the holder's (and a tree leader's) wait for its
- * participants, whose CPU a yield can only give to them when they share it,
- * and the sentinel's endless spin.  The threshold is measured at start:
- * TT__OVERHEAD_DIV times the cost of a sched_yield that finds no one to
- * switch to, so that yielding costs a wait at most 1/TT__OVERHEAD_DIV of its
- * length when it helps no one (a yield took 0.26-0.70 us on the 2-core Xeon
- * KVM guest: 8-22 us; it was a fixed 20 us before).
+ * busy thread that is a time slice for every region.  But a worker does
+ * not spin on the CPU its holder forked the running region from
+ * (team.holder_cpu, where the holder ran at its last fork; while the team
+ * is held): two threads cannot run on one CPU, so the holder, which still
+ * has to see the chunks done and close the region, is then waiting for
+ * that CPU, and an idle worker's spin keeps it waiting until the next time
+ * slice (woken next to another process's busy thread, the scheduler puts
+ * the worker beside its holder; tests/test-idle.c).  Such a worker sleeps
+ * (a yield, under EEVDF, runs the holder only when the holder is
+ * eligible), and the next region's wake-up lets the scheduler place it
+ * again.  Not in sentinel mode, whose worker spins by request and yields
+ * after yield_after_ns.  The check is a load of the thread's CPU (glibc
+ * keeps it in the rseq area) at each clock look.  Where the spin hurts
+ * this process's own threads (an OpenMP runtime's, between the team's
+ * regions), the region's measured cost, gap included, says so, and the
+ * way's choice (way.c) moves the region off the team.  Waits that serve
+ * the team do yield, once they have lasted yield_after_ns: the holder's
+ * (and a tree leader's) wait for its participants, whose CPU a yield can
+ * only give to them when they share it, and the sentinel's endless spin.
+ * The threshold is measured at start: TT__OVERHEAD_DIV times the cost of a
+ * sched_yield that finds no one to switch to, so that yielding costs a
+ * wait at most 1/TT__OVERHEAD_DIV of its length when it helps no one.
  *
  * Sentinel mode (TEAMS_IDLE=sentinel, HPX PR #8036; protocol 20, 21): a
  * worker whose deadline passed first tries CAS(team.sentinel_id: 0 -> its
@@ -67,14 +56,12 @@
  * deadline, so the next region that needs it starts without a wake-up, and
  * serves the wake-ups the holder leaves to it.  Not on an overcommitted
  * machine: a worker then does not take the role, and a sentinel that finds
- * the machine overcommitted resigns and sleeps (a team of 3 on 2 CPUs, loops
- * of 2: the unused worker as sentinel took 40% of a core and the caller was
- * preempted 17599 times/s in one round of teams-bench's idle section).  And
- * the role goes only to a worker that the latest region was handed to (its
- * last go word's generation is team.running_gen), and a sentinel that a
- * later region passed by resigns: a worker the loops do not use never spins
- * for them (tests/test-team.c sentinel_steps_aside_when_overcommitted failed
- * 3 times in 10 with two other busy threads on the 2-core guest before).  To
+ * the machine overcommitted resigns and sleeps, since it would take a CPU
+ * that a participant or the caller needs.  And the role goes only to a
+ * worker that the latest region was handed to (its last go word's
+ * generation is team.running_gen), and a sentinel that a later region
+ * passed by resigns: a worker the loops do not use never spins for them
+ * (tests/test-team.c, sentinel_steps_aside_when_overcommitted).  To
  * the protocol both are a worker that does not try for the role and a
  * resignation at any moment, which the model makes nondeterministically. */
 #include <stdio.h>
@@ -188,7 +175,8 @@ void *tt__worker_main(void *arg) {
       deadline = last_event + T->spin_ns;
       continue;
     }
-    /* Spin: check the clock only every few rounds (it costs 20-40 ns). */
+    /* Spin: check the clock only every few rounds (a clock read costs more
+     * than a look at the go word: docs/measurements.md, "Idle workers"). */
     for (int i = 0; i < 32; i++) {
       tt__cpu_relax();
       if (tt_atomic_load_relaxed(&w->go) != seen)

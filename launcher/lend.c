@@ -28,7 +28,7 @@
  * way.c's trials wait out: libomp reports its blocktime (kmp_get_blocktime,
  * 200 ms by default); libgomp spins GOMP_SPINCOUNT times (300000 by
  * default, none with OMP_WAIT_POLICY=passive) around a pause instruction,
- * whose cost is measured here (17-20 ns on the 2-core Xeon guest: 5-6 ms).
+ * whose cost is measured here (docs/measurements.md, "Lent regions").
  * A runtime that spins for longer than a second (OMP_WAIT_POLICY=active,
  * KMP_BLOCKTIME=infinite) counts as one that never sleeps: no trial of that
  * length could pay for itself.
@@ -37,9 +37,9 @@
  * whether a first lent trial would wake them: the process's threads other
  * than the caller used at least half a CPU since the last look, while none
  * of the team's workers is awake (with one awake it cannot tell, and says
- * no).  A look reads two CPU clocks (about a microsecond: a system call
- * each) and comes at most once a millisecond; from the process's first
- * thread only, the one that lends, whose statics these are. */
+ * no).  A look reads two CPU clocks (a system call each) and comes at most
+ * once a millisecond; from the process's first thread only, the one that
+ * lends, whose statics these are. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -243,11 +243,10 @@ static int start_locked(int tid) {
   T->resync_gen = 2;
   T->left_base = 0;
   /* Counted awake before they run: a worker that finds nothing to do sleeps
-   * after spin_ns, and its fetch_sub must not come before this store (on
-   * the 16-CPU machine creating 15 threads took longer than the spin: the
-   * early sleepers' decrements were overwritten, awake stayed too high, and
-   * every worker saw the team overcommitted and slept after each region;
-   * protocol 19). */
+   * after spin_ns, and its fetch_sub must not come before this store, or
+   * awake stays too high and every worker sees the team overcommitted
+   * (protocol 19).  Creating the workers may take longer than the spin
+   * (docs/measurements.md, "The team's life"). */
   tt_atomic_store_relaxed(&T->awake, n - 1);
   size_t made = 1;
   for (size_t i = 1; i < n; i++) {

@@ -6,8 +6,8 @@
  * by walking the nodes after i's node and appending each node's participants
  * (bucketed by node once), then rotating the tier by i's rank within its
  * node.  O(n^2 + n * nnodes^2) once per team start.  Measured and rejected:
- * sorting one key per victim (qsort), several ms at n = 512, over the 5 ms
- * team-start budget (docs/measurements.md). */
+ * sorting one key per victim (qsort), over the 5 ms team-start budget at
+ * n = 512 (docs/measurements.md, "Team start"). */
 #include "order.h"
 
 #include <stdlib.h>

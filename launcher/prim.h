@@ -30,7 +30,8 @@ bool tt__read_small(const char *path, char *buf, size_t cap);
  * malloc'd buffer of at most 64 MiB; NULL when it cannot. */
 char *tt__read_all(const char *path);
 
-/* Monotonic time in nanoseconds (vDSO, ~20 ns). */
+/* Monotonic time in nanoseconds (vDSO; its cost: docs/measurements.md,
+ * "The clock"). */
 uint64_t tt__now_ns(void);
 /* CPU time, ns, that the whole process (process true) or the calling
  * thread has used. */

@@ -29,50 +29,39 @@
  *     coarsened to at most UNITS_PER_P per participant (a multiple of
  *     the grain); one that took less than AUTO_SHORT_NS runs greedy, over
  *     chunks of about SHORT_CHUNK_NS (1 us) of the region that made it
- *     short (at least one per participant): a chunk's claim, one RMW like a steal
- *     unit's (21 ns, below), stays near 2% of it, and the last chunk a
- *     participant takes delays the region's end by about 1 us at most.
- *     Between the two it keeps its schedule, so a loop near the threshold
- *     does not flip back and forth.  A loop not in the table steals: its
- *     length is unknown, and stealing bounds the cost of being wrong both
- *     ways -- a short loop pays the units' overhead once (~1-2 us on the
- *     2-core guest, 64 units per participant against static, n = 64..16384)
- *     and is greedy from then on, while a long uneven loop that ran static
- *     first lost a third of its time (the triangular grid: 1.5x ideal
- *     static, 1.0x stealing), and a loop that runs once never got a second
- *     chance.
+ *     short (at least one per participant): a chunk's claim, one RMW like
+ *     a steal unit's, stays a small share of it, and the last chunk a
+ *     participant takes delays the region's end by about SHORT_CHUNK_NS at
+ *     most.  Between the two it keeps its schedule, so a loop near the
+ *     threshold does not flip back and forth.  A loop not in the table
+ *     steals: its length is unknown, and stealing bounds the cost of being
+ *     wrong both ways -- a short loop pays the units' overhead once and is
+ *     greedy from then on, while a long uneven loop that ran static first
+ *     would lose to its imbalance, and a loop that runs once never got a
+ *     second chance.
  * Why greedy for short loops, not static.  A static region ends when every
  * worker it named has run its block, so a worker that is not on a CPU when
  * the region starts -- asleep after its spin, or preempted by another
  * process -- holds the caller until the scheduler runs it: a time slice,
  * 4 ms at HZ=250.  Greedy and steal regions never wait for a participant
  * that has not joined: the caller takes what is left, as PoCL's pthread
- * driver's threads do from their shared counter.  On the 2-core guest with
- * another process's build keeping both CPUs busy (load average 6), a
- * region of 2 grains of ~4 us back to back (TEAMS_RUN=team, 400 regions)
- * took a median 3988 us static against 8.2 us greedy; CLBlast's saxpy on
- * 8192 floats (2 work-groups) 0.3-4 ms a call on the PoCL driver against
- * 0.009 ms greedy and 0.028 ms on pthread; and a CLBlast ssymm test
- * sequence (288 calls, mostly launches of a few work-groups) 0.78 s median
- * per process, p90 0.90, against 0.39 s, p90 0.48 (8 alternating runs each;
- * pthread 0.36 s, p90 0.38).  What static keeps and greedy gives up: the same participant for the same block at every launch
+ * driver's threads do from their shared counter.  What static keeps and
+ * greedy gives up: the same participant for the same block at every launch
  * (its cache), and tt_mem_touch's placement for these short loops.  A
  * static region no longer waits for a participant that is not running
  * either (protocol 10: the holder runs its chunk), but it still pays the
  * holder's running it after its own.
  * Why these numbers.  Stealing pays off when a region is long enough that
  * imbalance, an interrupted worker or a late wake-up can cost more than the
- * schedule's overhead.  A sleeping worker started its chunk 12-100 us after
- * the region was published on the 2-core KVM guest we build on (50 regions
- * 2 ms apart, TEAMS_SPIN_US=50: median 17 us in one run, 101 us in another);
- * 50 us is on that scale, and it is the steal threshold KernelAbstractions'
+ * schedule's overhead.  AUTO_LONG_NS is on the scale of a sleeping
+ * worker's late start, and it is the steal threshold KernelAbstractions'
  * adaptive CPU policy uses (ThreadTeams.jl PR #85).  The overhead is one
- * RMW and one call of f per unit: 21 ns per unit and participant on the
- * 2-core KVM guest we build on (steal minus static, 1e7 units of an empty f,
- * 2 participants, 5 runs 20.8-21.6 ns); capping the units at 64 per
- * participant bounds it near 1.4 us per participant, under 3% of a 50 us
- * region, while a thief can still balance to 1/64 of a block.  A loop
- * whose record another loop took over starts again as unknown. */
+ * RMW and one call of f per unit; capping the units at UNITS_PER_P per
+ * participant keeps it a small share of an AUTO_LONG_NS region, while a
+ * thief can still balance to 1/64 of a block.  The measurements behind
+ * these constants, and behind greedy for short loops: docs/measurements.md,
+ * "The schedules of a range".  A loop whose record another loop took over
+ * starts again as unknown. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +94,8 @@ static _Thread_local tt_steal_stats tls_last;
  *   per participant, so uneven work (the triangular grid) balances to within
  *   ~1/64 of a participant's share while a uniform range of 1e5+ indices
  *   pays one shared-counter update (greedy) or one RMW of its own block word
- *   (steal) per ~1/64 of it; the per-unit cost is measured under "Why these
- *   numbers" above. */
+ *   (steal) per ~1/64 of it (the per-unit cost: docs/measurements.md, "The
+ *   schedules of a range"). */
 size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p) {
   if (schedule != TT_SCHED_GREEDY && schedule != TT_SCHED_STEAL)
     return 1;
@@ -147,13 +136,10 @@ int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
 /* The p blocks of a range go to participants by the running team's deal
  * (order.h, tt__order_deal): spread over its nodes, and over the LLCs of a
  * node, so that a cost trending along the range is split evenly between
- * them and the steal schedule balances it inside each LLC.  Measured in
- * tools/teams-sim on a triangular grid at 256 participants: makespan /
- * ideal 1.058 -> 1.027 (2 x 64-core EPYC, NPS1) and 1.052 -> 1.026 (NPS4),
- * bytes run off their first-touch node 0.88 -> 0.005 and 0.71 -> 0.025 of
- * random victims'; uniform grids unchanged.  Static and steal deal alike,
- * and tt_mem_touch follows the same deal, so a static and a steal launch
- * over the same range find the same pages local.
+ * them and the steal schedule balances it inside each LLC
+ * (docs/measurements.md, "The schedules of a range").  Static and steal
+ * deal alike, and tt_mem_touch follows the same deal, so a static and a
+ * steal launch over the same range find the same pages local.
  *
  * p == the team's size reads the snapshot's tables; a smaller p (a range of
  * fewer grains than participants, or a caller's p) deals its prefix of the
@@ -246,8 +232,8 @@ static void whole_chunk(void *ctx, size_t c) {
 
 static void steal_each(void *ctx, size_t i) {
   /* Run serially (the team was busy, or nested): no owner will come, so
-   * nothing is worth protecting.  Only participant 0 runs then, so the
-   * plain write races with no one. */
+   * nothing is worth protecting (protocol 29).  Only participant 0 runs
+   * then, so the plain write races with no one. */
   if (!tt__region_parallel())
     ((tt__steal_region *)ctx)->protect_passes = 0;
   tt__steal_participant(ctx, i);

@@ -3,125 +3,24 @@
  * ---------------------------------------------------------------------------
  * Protocol
  * ---------------------------------------------------------------------------
- * A range of `units` units is cut into p blocks, one per participant, each a
- * [front, back) pair packed into one 64-bit word, slot[i].range.  The word is
- * the whole state of a block: an index is unclaimed exactly while its unit
- * lies in [front, back) of some slot's word, and nothing else records it.
- *
+ * The rules are docs/protocol.md items 25-29, each cited where the code
+ * keeps it.  A range of `units` units is cut into p blocks, one per
+ * participant, and block i is the one word slot[i].range (protocol 25).
  * Who writes which word:
- *   slot[i].range  owner i:  fetch_add(front += 1) to claim the unit at
- *                            front (one unit per RMW, then runs it);
- *                            store(new range) to republish stolen units, only
- *                            while its own block is empty;
- *                  thief t:  CAS(front, back -> front, back - q) to take the
- *                            last q units, q = max(1, (back - front) / 4)
- *                            from a victim on t's node, max(1, (back -
- *                            front) / 2) from another node.
- *   slot[i].state  owner i only: IDLE -> RUNNING (on entry) -> DONE (on exit).
- *   slot[i].rescued          exchange 0 -> 1 by thieves (counts a rescue once).
+ *   slot[i].range    owner i: fetch_add of front, one unit per claim
+ *                    (protocol 26); a plain store that republishes stolen
+ *                    units, only while its block is empty (protocol 27);
+ *                    thief t: CAS of back, taking the last q units
+ *                    (protocol 26).
+ *   slot[i].state    owner i only: IDLE -> RUNNING -> DONE (protocol 29).
+ *   slot[i].rescued  thieves: exchange 0 -> 1, a rescue counted once
+ *                    (protocol 29).
  *   slot[i].stats, .backoffs, .protected_skips
- *                  participant i only, plain; summed by the caller after
- *                  tt__team_run returned (its completion orders them).
- *
- * Why no unit runs twice: every claim is one RMW on the word that holds the
- * unit.  All RMWs on one word are totally ordered, and each removes the units
- * it claims from [front, back) of the value it replaced: the owner's
- * fetch_add takes `front` only when front < back in the value it read, and a
- * thief's CAS succeeds only if the word still holds the value it computed q
- * from.  A CAS compares the whole state, so a word that left and came back to
- * the same value is no hazard (ABA is harmless: the value means the same
- * unclaimed units either way).  A republish writes stolen units into the
- * thief's own slot with a plain store while that slot is empty; nobody else
- * can change an empty slot (the owner is the only one that adds, and a
- * thief's CAS against an empty value never happens and against an older
- * non-empty value fails), so the store loses nothing.  An owner's fetch_add
- * on an empty block leaves front = back + 1: still empty, and front never
- * exceeds TT__STEAL_MAX_UNITS + 1 = UINT32_MAX because the owner stops at the
- * first empty claim and the next republish resets front.
- *
- * Why no unit is lost: a participant returns only after its own block came up
- * empty and then a full scan, over every other block < p, saw each one empty
- * with nothing skipped.  After the scan saw slot j empty, only owner j can
- * put units into it again (by republishing units it stole), and then owner j
- * is running and drains its block before it may return.  The caller's
- * f(ctx, 0) is this loop too, so when it returns every block has been seen
- * empty: units are either done, or being run by a participant that joined,
- * which tt__team_run waits for.  A participant that had not joined by then
- * never runs (TT__MODE_EACH), and it had nothing: its block was seen empty,
- * and only it could have refilled it.  So the caller (or a thief) rescues the
- * blocks of owners that never start.
- *
- * Startup protection, then rescue.  An owner wakes up later than the caller
- * (a sleeping worker started 12-100 us after the region was published on the
- * 2-core KVM guest we build on; a spinning one at once): for the first
- * TT__STEAL_PROTECT_PASSES passes a thief leaves alone a non-empty block whose
- * owner is still IDLE, so the owner finds its own block, with its locality,
- * when it arrives.  Such a pass is not fruitless: the thief pauses (doubling,
- * 32 to 256 pauses) and scans again; after the protected passes it steals
- * from those blocks like any other, counting the first steal per block as a
- * rescue.  A late owner then drains what is left from the front.
- *
- * Back-off (Go's rule, Go commit 868c8b3, "runtime: only back off before
- * stealing from a running P").  Before taking the last unit of a block
- * whose owner is RUNNING, a thief pauses briefly (backoff_spins pauses) and
- * re-reads the word: the owner is about to take it itself, and a steal then
- * would only move it.  With two or more units left it does not wait: the
- * owner claims one unit at a time, so the steal happens either way, and the
- * pause only delayed it (about 1 us per steal; in tools/teams-sim it was
- * 0.5-0.8% of p * ideal on the triangular grid at 256 participants).  Nor
- * before stealing from an IDLE owner: that owner cannot take the work back.
- *
- * Victim order, the crossing rule and the amounts.  A thief scans its order
- * (order.h) tier by tier, and only after its node found nothing, the other
- * nodes:
- *   LLC tier        the first victim with work, a quarter of its remainder:
- *                   a neighbour in the same cache, cheap to read and to
- *                   take from;
- *   rest of node    every word read first, then a quarter from the victim
- *                   with the most units left (ties: the nearer);
- *   other nodes     likewise the one with the most units left on any other
- *                   node (ties: the nearer tier), and half of it.
- * The thief republishes what it took in its own block (so thieves near it
- * can split it further), drains it, and then starts again from the top of
- * its order: local passes repeat while they find work, and after a remote
- * steal the next scan starts at home.  Without an order (unpinned team, or
- * a caller that is not the pinned thread that started the team) the order
- * is cyclic, i + 1, i + 2, ... mod p, first victim with work, a quarter.
- *
- * Why most-left beyond the LLC, and half across nodes.  tools/teams-sim
- * (2 x 64-core EPYC NPS1/NPS4, 2 x 56-core Sapphire Rapids SNC4, 128 and
- * 256 participants, a triangular grid) showed what first-found nearest-first
- * stealing did: light nodes' thieves split each other's small republished
- * pieces (1.1-1.4 units per steal, about 4x the steals of random victims), and
- * with several nodes per package they first evened out the package's nodes
- * and then moved work again across packages: 1.5-1.8x the bytes random
- * victims run off their node.  Taking from the most loaded victim goes
- * where the work is (the victim that would finish last) and takes big
- * pieces, so fewer steals; the extra reads overlap (one thief's reads do
- * not depend on each other: 5.4 against 68 ns per line here,
- * bench/teams-bench-line-scan).  A crossing costs a far transfer and the
- * remote data, and the thief's node mates split what it republishes, so it
- * takes half.  Triangular makespan / ideal went from 1.053/1.058/1.051 to
- * 1.048/1.045/1.037 at 128 and from 1.075/1.096/1.085 to 1.067/1.063/1.049
- * at 256 (224 on SPR), bytes run off their node from 0.96/1.77/1.75 to
- * 0.88/0.65/0.67 of random victims' (13.2-15.0% of the bytes, where any
- * schedule that ends balanced runs at least 12.75-13.9% off their
- * first-touch node; all with contiguous blocks, before range.c dealt them
- * over the nodes, which took these to 1.019-1.030x ideal and 0.005-0.041 of
- * random's bytes); uniform and power-law within 0.002 (power-law on
- * NPS1 at 256: 1.042 -> 1.044, the last units' order; elsewhere the same
- * or better).  Measured and rejected: most-left in the LLC tier too (fewer
- * steals, no better makespan), half everywhere, a crossing
- * threshold (leave the node while its best victim has <= K units, K = 1..8:
- * within +-0.005), sampling d remote victims each search and crossing when
- * one has r times the node's best (d = 2..8, r = 2..8: NPS1 1.070 at 256,
- * NPS4 moved 18-21% of bytes off their node against 15%).
- *
- * Memory order.  The range words are RMW'd with relaxed order (the claims) or
- * acq_rel CAS: no data is published through them, only the claims, which the
- * words' modification order settles.  The user's writes in f reach the caller
- * through tt__team_run's completion (release by each participant, acquire by
- * the caller).  state and rescued are hints and counters: relaxed.
+ *                    participant i only, plain; summed by the caller after
+ *                    the region (protocol 29).
+ * Which victim a thief picks, and how much it takes, is steal()'s rule
+ * below; the measurements behind the protection, the back-off and the
+ * victim rule are in docs/measurements.md, "The steal schedule".
  *
  * Rejected: separate front and back words with a fence-based owner path (the
  * THE protocol) would save the owner's RMW, but needs a seq_cst fence per
@@ -137,6 +36,8 @@
 #include "team-internal.h"
 #include "topology-view.h"
 
+/* A unit of several grains when the range has more grains than max_units,
+ * so that front never passes TT__STEAL_MAX_UNITS + 1 (protocol 27). */
 void tt__steal_units(size_t n, size_t grain, uint64_t max_units, size_t *unit,
                      size_t *units) {
   size_t grains = n / grain + (n % grain != 0);
@@ -203,7 +104,10 @@ static void spin(unsigned pauses) {
     tt__cpu_relax();
 }
 
-/* Runs the units of its own block from the front until it is empty. */
+/* Runs the units of its own block from the front until it is empty: one
+ * fetch_add per unit, run only when it was below back (protocol 26); it
+ * stops at the first empty claim, which leaves front = back + 1 (protocol
+ * 27). */
 static void drain(const tt__steal_region *r, tt__steal_slot *me) {
   for (;;) {
     uint64_t w = tt_atomic_fetch_add_relaxed(&me->range, (uint64_t)1 << 32);
@@ -236,12 +140,16 @@ static int try_steal(const tt__steal_region *r, size_t self, size_t v,
     return TRY_NOTHING;
   uint32_t owner = tt_atomic_load_relaxed(&vs->state);
   if (owner == TT__OWNER_IDLE && passes < r->protect_passes) {
+    /* startup protection (protocol 29) */
     me->protected_skips++;
     return TRY_SKIPPED;
   }
-  /* Go's back-off, only where it can change the outcome: a running owner
-   * claims one unit at a time, so with two or more left the steal happens
-   * either way and a pause would only delay it */
+  /* Go's back-off (Go commit 868c8b3, "runtime: only back off before
+   * stealing from a running P"), only where it can change the outcome
+   * (protocol 29): a running owner is about to take its last unit itself,
+   * and a steal would only move it; it claims one unit at a time, so with
+   * two or more left the steal happens either way, and an IDLE owner
+   * cannot take it back */
   if (owner == TT__OWNER_RUNNING && r->backoff_spins &&
       TT__RANGE_BACK(w) - TT__RANGE_FRONT(w) == 1) {
     me->backoffs++;
@@ -250,7 +158,8 @@ static int try_steal(const tt__steal_region *r, size_t self, size_t v,
       r->probe(r->ctx, self, v, 1);
     w = tt_atomic_load_relaxed(&vs->range);
   }
-  /* a quarter of what is left on the thief's node, half across nodes */
+  /* a quarter of what is left on the thief's node, half across nodes; the
+   * CAS claims only from the value q was computed from (protocol 26) */
   int ns = node_of(r, self), nv = node_of(r, v);
   unsigned part = ns >= 0 && nv >= 0 && ns != nv ? 2 : 4;
   uint32_t front, back, q;
@@ -277,16 +186,19 @@ static int try_steal(const tt__steal_region *r, size_t self, size_t v,
     me->stats.moved_cross_llc += moved;
   if (part == 2)
     me->stats.moved_cross_node += moved;
+  /* a rescue, counted once per block (protocol 29) */
   if (owner == TT__OWNER_IDLE &&
       tt_atomic_exchange_acq_rel(&vs->rescued, 1) == 0)
     me->stats.rescues++;
-  /* own block is empty (we only steal after draining it): republish */
+  /* own block is empty (we only steal after draining it): republish
+   * (protocol 27) */
   tt_atomic_store_relaxed(&me->range, TT__RANGE_PACK(back - q, back));
   return TRY_STOLE;
 }
 
-/* One pass over entries [from, to) of self's order (row NULL: cyclic).
- * Returns 1 after a steal; sets *skipped when it passed protected work. */
+/* One pass over entries [from, to) of self's order (row NULL: cyclic),
+ * first victim with work.  Returns 1 after a steal; sets *skipped when it
+ * passed protected work, so that the pass is no full scan (protocol 28). */
 static int scan(const tt__steal_region *r, size_t self, const uint32_t *row,
                 size_t from, size_t to, unsigned passes, int *skipped) {
   for (size_t k = from; k < to; k++) {
@@ -305,7 +217,8 @@ static int scan(const tt__steal_region *r, size_t self, const uint32_t *row,
  * first and steals from the victim with the most units left (ties: the
  * earlier, nearer one).  Returns 1 after a steal; sets *skipped when it
  * passed protected work.  The reads are hints: the steal is try_steal's
- * CAS, and a victim emptied meanwhile sends the pass round again. */
+ * CAS, and a victim emptied meanwhile sends the pass round again, so a pass
+ * that returns 0 read every block of its tier (protocol 29). */
 static int scan_most(const tt__steal_region *r, size_t self,
                      const uint32_t *row, size_t from, size_t to,
                      unsigned passes, int *skipped) {
@@ -340,10 +253,29 @@ static int scan_most(const tt__steal_region *r, size_t self,
 }
 
 /* Looks for work: a local pass, and only when it took nothing a remote
- * pass.  With an order: the first victim with work in the LLC tier, else
- * the one with the most work in the rest of the node, else the one with
- * the most work on the other nodes.  Returns 1 after a steal (the units are
- * in self's block), 0 after a full scan found nothing and skipped nothing. */
+ * pass.  With an order (order.h), tier by tier:
+ *   LLC tier      the first victim with work, a quarter of its remainder: a
+ *                 neighbour in the same cache, cheap to read and take from;
+ *   rest of node  every word read first, then a quarter from the victim
+ *                 with the most units left (ties: the nearer);
+ *   other nodes   likewise the one with the most units left on any other
+ *                 node (ties: the nearer tier), and half of it.
+ * The most loaded victim is where the work is (the one that would finish
+ * last) and gives big pieces, so fewer steals, and the reads that find it
+ * do not depend on each other, so they overlap.  A crossing costs a far
+ * transfer and the remote data, and the thief's node mates split what it
+ * republishes, so it takes half.  Without LLC tiers (llc_end NULL) each
+ * part is first-found; without an order (an unpinned team, or a caller that
+ * is not the pinned thread that started the team) the order is cyclic,
+ * i + 1, i + 2, ... mod p, first victim with work, a quarter.  Which victim
+ * a pass picks is a hint (protocol 29).  Rejected: most-left in the LLC
+ * tier too, half everywhere, a crossing threshold, sampling remote victims
+ * (docs/measurements.md, "The steal schedule").
+ * Returns 1 after a steal (the units are in self's block, where thieves
+ * near it can split them further; the caller drains it and looks again
+ * from the top of its order, so local passes repeat while they find work
+ * and a remote steal is followed by a scan at home), 0 after a full scan
+ * found nothing and skipped nothing (protocol 28). */
 static int steal(const tt__steal_region *r, size_t self, unsigned *passes) {
   const uint32_t *row = NULL;
   size_t count = r->p - 1, local = r->p - 1, llc = 0;
@@ -367,7 +299,8 @@ static int steal(const tt__steal_region *r, size_t self, unsigned *passes) {
       return 1;
     if (!skipped)
       return 0;
-    /* only protected work left: let late owners arrive, then scan again */
+    /* only protected work left: let late owners arrive, then scan again
+     * (protocol 29) */
     unsigned shift = *passes < 3 ? *passes : 3;
     spin(32u << shift);
     if (*passes < UINT32_MAX)
@@ -375,6 +308,9 @@ static int steal(const tt__steal_region *r, size_t self, unsigned *passes) {
   }
 }
 
+/* Drains its own block, then steals, and returns only after a full scan
+ * found nothing (protocol 28); its state, a hint, is RUNNING from entry and
+ * DONE at exit (protocol 29). */
 void tt__steal_participant(tt__steal_region *r, size_t self) {
   tt__steal_slot *me = &r->slots[self];
   unsigned passes = 0;
@@ -385,6 +321,8 @@ void tt__steal_participant(tt__steal_region *r, size_t self) {
   tt_atomic_store_relaxed(&me->state, TT__OWNER_DONE);
 }
 
+/* After the region: the team's completion orders the participants' plain
+ * counters before these reads (protocol 29). */
 void tt__steal_region_stats(const tt__steal_region *r, tt_steal_stats *out) {
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < r->p; i++) {

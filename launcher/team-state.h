@@ -77,8 +77,7 @@ typedef struct tt__worker {
    * none, always so when flat); `up` is the participant whose `done` it
    * adds to after a static chunk (tree set) or, flat, region.sync's
    * `left`.  Up to here the first 64 bytes: a flat hand-off moves one cache
-   * line (a descriptor that spilled into the next line cost ~50 ns per
-   * empty static launch of 2 in teams-bench). */
+   * line (docs/measurements.md, "The team's words"). */
   bool tree;
   size_t hi, up;
   /* Tree join of a static region: this participant's children add 1 each,
@@ -120,8 +119,8 @@ typedef struct tt__team {
   _Alignas(TT_CACHE_PAD) _Atomic int running;
   _Atomic int stopping;
   /* Set while a shutdown waits for the team: try_take then fails, so
-   * threads launching back to back cannot starve the shutdown (200
-   * restart cycles took 136 s under load before).  A hint: relaxed. */
+   * threads launching back to back cannot starve the shutdown
+   * (docs/measurements.md, "The team's words").  A hint: relaxed. */
   _Atomic int closing;
   /* Set by the monitor when the CPUs the team may use changed (lifecycle.c,
    * "Sizing"); the next launch outside a chunk restarts the team.  A hint:

@@ -4,9 +4,8 @@
  * A timed region costs its look at the loop's record (tt__way_choose,
  * tt__way_record and the completion at the loop's next region) and two
  * clock reads: measured once, at the first team start, on a scratch table
- * (139 ns on the 2-core Xeon guest, of which a clock read 31: a third of an
- * empty team region there).  The rule times one region in as many as keep
- * that under 1/TT__OVERHEAD_DIV of the regions' cost. */
+ * (docs/measurements.md, "The way's probes").  The rule times one region in
+ * as many as keep that under 1/TT__OVERHEAD_DIV of the regions' cost. */
 #include <stdio.h>
 #include <string.h>
 

@@ -29,10 +29,11 @@
  * concurrent operations on one location only for one operation besides
  * MPI_NO_OP; a CAS per unit costs nothing beside the unit's launch.
  *
- * Why no unit runs twice, why none is lost: as in launcher/steal.c.  Every
- * claim is one CAS on the word that holds the unit, and succeeds only if the
- * word still holds the value the claim was computed from; a republish CASes
- * an empty word that only its owner can change.  A rank returns only after
+ * Why no unit runs twice, why none is lost: as in the team's schedule
+ * (docs/protocol.md items 26-28, kept in launcher/steal.c).  Every claim is
+ * one CAS on the word that holds the unit, and succeeds only if the word
+ * still holds the value the claim was computed from; a republish CASes an
+ * empty word that only its owner can change.  A rank returns only after
  * its own block came up empty and a full scan then saw every other word
  * empty; after that only owner j can refill word j, and it drains it before
  * it returns.  No startup protection or rescue is needed: every word is

@@ -231,8 +231,8 @@ now_ns (void)
 /* Counters (d->n_*).  A waiter or submitter counts in its drain frame and
  * adds the totals when the frame ends, before its wait or enqueue returns:
  * a program that reads them after its own wait sees exact values, and a
- * command costs no read-modify-write for them (three of those, ~10 ns each
- * in a multithreaded process, were a sixth of an empty kernel's cost).
+ * command costs no read-modify-write for them (docs/measurements.md, "The
+ * PoCL driver's queue").
  * The progress thread adds at once: a waiter may see what it ran complete
  * at any moment. */
 static _Atomic uint64_t *

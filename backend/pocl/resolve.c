@@ -182,10 +182,11 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
  * measured on a small grid says little about a large one); otherwise the
  * cost is unknown.  A launch is timed (two clock reads around
  * tp_run_ndrange) whenever its cost was unknown, and every
- * TP_TIME_EVERY-th launch otherwise: the clock reads are a tenth of an
- * empty launch, and a kernel whose cost per group grew with the same
- * arguments (its data) is noticed within that many launches.  Built-in
- * kernels keep no history (no tp_kernel): they never run at once. */
+ * TP_TIME_EVERY-th launch otherwise: the clock reads are a visible share
+ * of an empty launch (docs/measurements.md, "The PoCL driver's queue"), and
+ * a kernel whose cost per group grew with the same arguments (its data) is
+ * noticed within that many launches.  Built-in kernels keep no history (no
+ * tp_kernel): they never run at once. */
 #define TP_TIME_EVERY 16
 
 static tp_kernel *

@@ -38,8 +38,8 @@
  * when the previous one changed them, and restores the saved controls at
  * the end of the chunk: the team's workers also run C-launcher loops.  On
  * x86-64 this is one MXCSR read per work-group and a write only where a
- * control bit differs (fp_* below; PoCL's save/set/restore calls cost
- * five writes per chunk, a visible share of an empty kernel's 0.6 us).
+ * control bit differs (fp_* below; PoCL's save/set/restore calls cost five
+ * writes per chunk: docs/measurements.md, "The PoCL driver's launches").
  *
  * printf: a launch's output comes out in work-group order (output.c): a
  * chunk that printed hands its bytes to the launch's output, which the
@@ -125,7 +125,8 @@ static __thread struct part tls_part;
 /* Launch ids: unique per process.  A thread takes a block of
  * TP_LAUNCH_IDS ids from the shared counter when it has none left and
  * hands them out itself: one read-modify-write per 2^20 launches instead of
- * one per launch (~10 ns, visible on an empty kernel).  Id 0 means none. */
+ * one per launch (docs/measurements.md, "The PoCL driver's launches").  Id 0
+ * means none. */
 #define TP_LAUNCH_IDS ((uint64_t)1 << 20)
 static _Atomic uint64_t launch_blocks;
 static __thread uint64_t tls_launch_next, tls_launch_end;
