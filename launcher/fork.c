@@ -56,7 +56,7 @@ static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
   size_t q = rest / kids, r = rest % kids; /* tt__block's split, hoisted */
   for (size_t j = 0; j < kids; j++) {
     size_t lo = me + 1 + j * q + (j < r ? j : r);
-    tt__worker *w = &tt__T.workers[lo];
+    tt__worker *w = &tt__the_team.workers[lo];
     w->f = d->f;
     w->ctx = d->ctx;
     w->m = d->m;
@@ -68,7 +68,7 @@ static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
     uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
-    if (asleep && tt__T.sentinel_mode) {
+    if (asleep && tt__the_team.sentinel_mode) {
       tt_atomic_store_seq_cst(&w->wake_req, 1);
       (*asleep)++;
     } else {
@@ -96,16 +96,16 @@ static bool kids_reported(const void *arg) {
 static void run_static(tt__worker *w, uint32_t go) {
   size_t kids = 0;
   bool tree = w->tree;
-  _Atomic uint32_t *up = tree ? &tt__T.workers[w->up].done : NULL;
+  _Atomic uint32_t *up = tree ? &tt__the_team.workers[w->up].done : NULL;
   if (tree && w->hi > w->id + 1) {
     desc d = {w->f, w->ctx, w->m, w->p, w->mode};
     tt_atomic_store_relaxed(&w->done, 0);
-    kids = hand_on(w->id, w->hi, go, &d, tt__T.tree_k, true, NULL);
+    kids = hand_on(w->id, w->hi, go, &d, tt__the_team.tree_k, true, NULL);
   }
   tt__thread *me = tt__me();
   TT__AS_PARTICIPANT(me, w->id, true, w->f(w->ctx, w->id));
   if (!tree) {
-    tt_atomic_fetch_add_release(&tt__T.r.sync, SYNC_LEFT_ONE);
+    tt_atomic_fetch_add_release(&tt__the_team.r.sync, SYNC_LEFT_ONE);
     return;
   }
   if (kids) {
@@ -119,10 +119,10 @@ static void run_static(tt__worker *w, uint32_t go) {
  * newer one was published), in which case nothing of it may be read
  * (protocol 11). */
 static bool join(uint32_t gen) {
-  uint64_t old = tt_atomic_fetch_add_acq_rel(&tt__T.r.sync, SYNC_ACTIVE_ONE);
+  uint64_t old = tt_atomic_fetch_add_acq_rel(&tt__the_team.r.sync, SYNC_ACTIVE_ONE);
   if (SYNC_GEN(old) == gen && !(old & SYNC_CLOSED))
     return true;
-  tt_atomic_fetch_sub_release(&tt__T.r.sync, SYNC_ACTIVE_ONE);
+  tt_atomic_fetch_sub_release(&tt__the_team.r.sync, SYNC_ACTIVE_ONE);
   return false;
 }
 
@@ -157,15 +157,15 @@ size_t tt__run_greedy(_Atomic size_t *next, void (*f)(void *, size_t),
 static void run_joined(tt__worker *w, uint32_t go) {
   if (w->tree && w->hi > w->id + 1) {
     desc d = {w->f, w->ctx, w->m, w->p, w->mode};
-    hand_on(w->id, w->hi, go, &d, tt__T.tree_k, true, NULL);
+    hand_on(w->id, w->hi, go, &d, tt__the_team.tree_k, true, NULL);
   }
   tt__thread *me = tt__me();
   if (w->mode == TT__MODE_EACH)
     TT__AS_PARTICIPANT(me, w->id, true, w->f(w->ctx, w->id));
   else
     TT__AS_PARTICIPANT(me, w->id, true,
-                       tt__run_greedy(&tt__T.r.next, w->f, w->ctx, w->m, w->p));
-  tt_atomic_fetch_sub_release(&tt__T.r.sync, SYNC_ACTIVE_ONE);
+                       tt__run_greedy(&tt__the_team.r.next, w->f, w->ctx, w->m, w->p));
+  tt_atomic_fetch_sub_release(&tt__the_team.r.sync, SYNC_ACTIVE_ONE);
 }
 
 bool tt__worker_region(tt__worker *w, uint32_t *seen) {
@@ -191,21 +191,21 @@ bool tt__worker_region(tt__worker *w, uint32_t *seen) {
  * `closed` cleared; `active` is kept, for stale joiners may still undo their
  * add (protocol 10, 12).  Precondition: the caller holds the team. */
 static void sync_reset(bool open, uint32_t gen) {
-  uint64_t old = tt_atomic_load_relaxed(&tt__T.r.sync), fresh;
+  uint64_t old = tt_atomic_load_relaxed(&tt__the_team.r.sync), fresh;
   do
     fresh = open ? ((uint64_t)gen << SYNC_GEN_SHIFT) | SYNC_ACTIVE(old)
                  : old & ~((uint64_t)0xffff << 16);
-  while (!tt_atomic_cas_weak_acq_rel(&tt__T.r.sync, &old, fresh));
+  while (!tt_atomic_cas_weak_acq_rel(&tt__the_team.r.sync, &old, fresh));
 }
 
 static bool left_reached(const void *arg) {
-  return SYNC_LEFT(tt_atomic_load_acquire(&tt__T.r.sync)) ==
+  return SYNC_LEFT(tt_atomic_load_acquire(&tt__the_team.r.sync)) ==
          *(const unsigned *)arg;
 }
 
 static bool none_active(const void *arg) {
   (void)arg;
-  return SYNC_ACTIVE(tt_atomic_load_acquire(&tt__T.r.sync)) == 0;
+  return SYNC_ACTIVE(tt_atomic_load_acquire(&tt__the_team.r.sync)) == 0;
 }
 
 /* The late participants' chunks of a flat static region (protocol 10):
@@ -223,7 +223,7 @@ static size_t claim_late(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
                          void *ctx, size_t p, tt__own *own) {
   size_t ran = 0;
   for (size_t c = 1; c < p; c++) {
-    _Atomic uint32_t *word = &tt__T.workers[c].go;
+    _Atomic uint32_t *word = &tt__the_team.workers[c].go;
     uint32_t expect = go;
     if (tt_atomic_load_relaxed(word) != go ||
         !tt_atomic_cas_acq_rel(word, &expect, go | GO_CLAIM))
@@ -245,7 +245,7 @@ static size_t claim_late(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
 static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
                        void *ctx, size_t m, size_t p, tt__mode mode,
                        bool claims, tt__own *own) {
-  tt__team *T = &tt__T;
+  tt__team *T = &tt__the_team;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T->running_gen, gen);
   tt_atomic_store_relaxed(&T->holder_cpu, tt__cpu_now());
@@ -313,7 +313,7 @@ static void noop_chunk(void *ctx, size_t c) {
  * chunk.  Precondition: team held, nothing published yet for the region the
  * word is for. */
 uint32_t tt__next_go(tt__thread *me, uint32_t flags) {
-  tt__team *T = &tt__T;
+  tt__team *T = &tt__the_team;
   if (T->gen == GEN_MASK) {
     T->resync_gen = T->resync_gen == 1 ? 2 : 1;
     size_t n = tt__team_size();

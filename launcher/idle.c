@@ -75,14 +75,14 @@ _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted, tt__sleeps_beside_ho
 /* Whether this worker runs on the CPU the holder forked its last region
  * from while the team is held (see "Yielding"). */
 static bool beside_holder(void) {
-  if (tt_atomic_load_relaxed(&tt__T.owner) == 0)
+  if (tt_atomic_load_relaxed(&tt__the_team.owner) == 0)
     return false;
   int c = tt__cpu_now();
-  return c >= 0 && c == tt_atomic_load_relaxed(&tt__T.holder_cpu);
+  return c >= 0 && c == tt_atomic_load_relaxed(&tt__the_team.holder_cpu);
 }
 
 bool tt__overcommitted(void) {
-  return (size_t)tt_atomic_load_relaxed(&tt__T.awake) + 1 > tt__T.cpus;
+  return (size_t)tt_atomic_load_relaxed(&tt__the_team.awake) + 1 > tt__the_team.cpus;
 }
 
 uint64_t tt__yield_threshold_ns(void) {
@@ -99,17 +99,17 @@ uint64_t tt__yield_threshold_ns(void) {
 
 /* True while the region of generation gen has not ended. */
 static bool region_running(uint32_t gen) {
-  return tt_atomic_load_relaxed(&tt__T.owner) != 0 &&
-         tt_atomic_load_relaxed(&tt__T.running_gen) == gen;
+  return tt_atomic_load_relaxed(&tt__the_team.owner) != 0 &&
+         tt_atomic_load_relaxed(&tt__the_team.running_gen) == gen;
 }
 
 /* Wake every worker whose wake-up was left to the sentinel (protocol 21).
  * Called by the sentinel, and by the holder when there is no sentinel. */
 void tt__wake_requested(size_t upto) {
   for (size_t i = 1; i < upto; i++)
-    if (tt_atomic_load_seq_cst(&tt__T.workers[i].wake_req) &&
-        tt_atomic_exchange_seq_cst(&tt__T.workers[i].wake_req, 0))
-      tt__futex_wake(&tt__T.workers[i].go, 1);
+    if (tt_atomic_load_seq_cst(&tt__the_team.workers[i].wake_req) &&
+        tt_atomic_exchange_seq_cst(&tt__the_team.workers[i].wake_req, 0))
+      tt__futex_wake(&tt__the_team.workers[i].go, 1);
 }
 
 /* Sentinel mode: spin, without a deadline, until this worker's go word
@@ -118,7 +118,7 @@ void tt__wake_requested(size_t upto) {
  * wake-ups the holder leaves meanwhile.  Precondition: this worker holds
  * team.sentinel_id. */
 static void be_sentinel(tt__worker *w, uint32_t seen, uint32_t ran_gen) {
-  tt__team *T = &tt__T;
+  tt__team *T = &tt__the_team;
   /* A holder that already read our id from team.sentinel_id may have bumped
    * wake_seq before this load: then its wake_req stores precede the load,
    * and the scan right after it finds them (all seq_cst).  Without that scan
@@ -148,7 +148,7 @@ static void be_sentinel(tt__worker *w, uint32_t seen, uint32_t ran_gen) {
 
 void *tt__worker_main(void *arg) {
   tt__worker *w = arg;
-  tt__team *T = &tt__T;
+  tt__team *T = &tt__the_team;
   if (w->cpu >= 0)
     tt__pin_self(w->cpu);
   char name[16]; /* shows in /proc/self/task/N/comm, top -H, gdb */

@@ -66,8 +66,8 @@ bool tt__lend_possible(tt__thread *me, size_t p) {
   return false;
 #else
   if (!GOMP_parallel || !omp_get_thread_num || !omp_get_num_threads ||
-      !omp_get_max_threads || p >= tt_atomic_load_relaxed(&tt__T.tree_min) ||
-      tt_atomic_load_relaxed(&tt__T.pin) != TT__PIN_NONE)
+      !omp_get_max_threads || p >= tt_atomic_load_relaxed(&tt__the_team.tree_min) ||
+      tt_atomic_load_relaxed(&tt__the_team.pin) != TT__PIN_NONE)
     return false;
   if (!me->first)
     me->first = tt__first_thread() ? 1 : -1;
@@ -109,7 +109,7 @@ bool tt__lend_spinning(void) {
   if (now - at < 1000000)
     return spinning;
   uint64_t others = tt__cpu_time_ns(true) - tt__cpu_time_ns(false);
-  spinning = at && tt_atomic_load_relaxed(&tt__T.awake) == 0 &&
+  spinning = at && tt_atomic_load_relaxed(&tt__the_team.awake) == 0 &&
              others - others_at >= (now - at) / 2;
   at = now;
   others_at = others;
@@ -151,7 +151,7 @@ size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   lent L = {f, ctx, m, p, mode, 0};
   /* No region of the team runs: a worker that ran a chunk of the last one
    * must not spin on for this one (protocol 2, 19). */
-  tt_atomic_store_relaxed(&tt__T.running_gen, 0);
+  tt_atomic_store_relaxed(&tt__the_team.running_gen, 0);
   GOMP_parallel(lent_part, &L, (unsigned)n, 0);
   return n;
 }

@@ -40,7 +40,7 @@ _Static_assert(TT__PIN_NONE == (int)TT_PIN_NONE && TT__PIN_CORES == (int)TT_PIN_
                    TT__PIN_NUMA == (int)TT_PIN_NUMA,
                "tt__pin and tt_pin agree");
 
-tt__team tt__T;
+tt__team tt__the_team;
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -83,7 +83,7 @@ static void *monitor_main(void *arg) {
     if (tt_atomic_load_acquire(&mon.stop))
       break;
     if (sizing_changed())
-      tt_atomic_store_relaxed(&tt__T.resize, 1);
+      tt_atomic_store_relaxed(&tt__the_team.resize, 1);
   }
   return NULL;
 }
@@ -125,9 +125,9 @@ static pthread_once_t caller_key_once = PTHREAD_ONCE_INIT;
 static void pinned_caller_exit(void *unused) {
   (void)unused;
   pthread_mutex_lock(&lifecycle);
-  if (tt__T.has_pinned_caller &&
-      pthread_equal(pthread_self(), tt__T.pinned_caller))
-    tt__T.has_pinned_caller = false;
+  if (tt__the_team.has_pinned_caller &&
+      pthread_equal(pthread_self(), tt__the_team.pinned_caller))
+    tt__the_team.has_pinned_caller = false;
   pthread_mutex_unlock(&lifecycle);
 }
 
@@ -137,7 +137,7 @@ static void caller_key_init(void) {
 
 /* protocol 24 */
 static void atfork_child(void) {
-  tt__team *T = &tt__T;
+  tt__team *T = &tt__the_team;
   /* The child has only the forking thread: forget the parent's workers and
    * monitor, and the parent's pinned caller unless that is this thread. */
   if (T->has_pinned_caller && !pthread_equal(pthread_self(), T->pinned_caller))
@@ -164,7 +164,7 @@ static void report_at_exit(void) { tt__way_report(); }
 /* Start the team; its CPUs from thread tid's mask (0: the caller's).
  * Precondition: lifecycle held, team not running. */
 static int start_locked(int tid) {
-  tt__team *T = &tt__T;
+  tt__team *T = &tt__the_team;
   uint64_t t0 = tt__now_ns();
   tt__settings set;
   tt__settings_read(&set);
@@ -300,12 +300,12 @@ static int start_locked(int tid) {
 }
 
 int tt__ensure_started(void) {
-  if (tt_atomic_load_acquire(&tt__T.running))
+  if (tt_atomic_load_acquire(&tt__the_team.running))
     return 0;
   pthread_once(&atfork_once, install_atfork);
   pthread_mutex_lock(&lifecycle);
   int rc = 0;
-  if (!tt_atomic_load_relaxed(&tt__T.running))
+  if (!tt_atomic_load_relaxed(&tt__the_team.running))
     rc = start_locked(0);
   pthread_mutex_unlock(&lifecycle);
   return rc;
@@ -318,12 +318,12 @@ int tt_team_start(void) { return tt__ensure_started(); }
 /* The token is the address of the thread's tt__thread. */
 static bool take_cas(tt__thread *me) {
   uintptr_t expect = 0;
-  return tt_atomic_cas_acq_rel(&tt__T.owner, &expect, (uintptr_t)me);
+  return tt_atomic_cas_acq_rel(&tt__the_team.owner, &expect, (uintptr_t)me);
 }
 
 /* Take the team unless a shutdown is waiting for it. */
 bool tt__try_take(tt__thread *me) {
-  return !tt_atomic_load_relaxed(&tt__T.closing) && take_cas(me);
+  return !tt_atomic_load_relaxed(&tt__the_team.closing) && take_cas(me);
 }
 
 /* Take the team, waiting (yielding) until it is free; `take` is tt__try_take,
@@ -339,13 +339,13 @@ static void take_waiting_with(tt__thread *me, bool (*take)(tt__thread *)) {
 }
 void tt__take_waiting(tt__thread *me) { take_waiting_with(me, tt__try_take); }
 
-void tt__release(void) { tt_atomic_store_release(&tt__T.owner, 0); }
+void tt__release(void) { tt_atomic_store_release(&tt__the_team.owner, 0); }
 
 /* ---- shutdown ---------------------------------------------------------------------- */
 
 /* protocol 23.  Precondition: lifecycle held, the team running. */
 static void shutdown_locked(void) {
-  tt__team *T = &tt__T;
+  tt__team *T = &tt__the_team;
   monitor_stop();
   tt_atomic_store_relaxed(&T->closing, 1);
   tt__thread *me = tt__me();
@@ -379,7 +379,7 @@ int tt_team_shutdown(void) {
   if (tt__me()->depth > 0)
     return TT_EBUSY;
   pthread_mutex_lock(&lifecycle);
-  if (tt_atomic_load_relaxed(&tt__T.running))
+  if (tt_atomic_load_relaxed(&tt__the_team.running))
     shutdown_locked();
   pthread_mutex_unlock(&lifecycle);
   return 0;
@@ -387,8 +387,8 @@ int tt_team_shutdown(void) {
 
 void tt__resize_now(void) {
   pthread_mutex_lock(&lifecycle);
-  if (tt_atomic_load_relaxed(&tt__T.running) &&
-      tt_atomic_load_relaxed(&tt__T.resize)) {
+  if (tt_atomic_load_relaxed(&tt__the_team.running) &&
+      tt_atomic_load_relaxed(&tt__the_team.resize)) {
     int tid = mon.tid;
     shutdown_locked();
     start_locked(tid); /* on failure the next launch starts the team */
@@ -404,16 +404,16 @@ uint32_t tt__team_skip_to_wrap(uint32_t left) {
   tt__take_waiting(tt__me());
   /* Forward only: a generation handed out since the last wrap must not be
    * handed out again before the next one. */
-  if (left < GEN_MASK - tt__T.gen)
-    tt__T.gen = GEN_MASK - left;
-  uint32_t now = GEN_MASK - tt__T.gen;
+  if (left < GEN_MASK - tt__the_team.gen)
+    tt__the_team.gen = GEN_MASK - left;
+  uint32_t now = GEN_MASK - tt__the_team.gen;
   tt__release();
   return now;
 }
 
 size_t tt__team_awake(void) {
-  return tt_atomic_load_acquire(&tt__T.running)
-             ? tt_atomic_load_relaxed(&tt__T.awake)
+  return tt_atomic_load_acquire(&tt__the_team.running)
+             ? tt_atomic_load_relaxed(&tt__the_team.awake)
              : 0;
 }
 
@@ -425,13 +425,13 @@ int tt_team_get_info(tt_team_info *info) {
     return rc;
   pthread_mutex_lock(&lifecycle);
   info->size = tt__team_size();
-  info->requested = tt__T.requested;
-  info->spin_us = (double)tt__T.spin_ns / 1e3;
-  info->busy_wait = tt_atomic_load_relaxed(&tt__T.busy_wait);
-  info->sentinel = tt__T.sentinel_mode;
-  info->pinned = (tt_pin)tt_atomic_load_relaxed(&tt__T.pin);
-  info->start_ms = tt__T.start_ms;
-  info->degraded = tt__T.degraded[0] ? tt__T.degraded : NULL;
+  info->requested = tt__the_team.requested;
+  info->spin_us = (double)tt__the_team.spin_ns / 1e3;
+  info->busy_wait = tt_atomic_load_relaxed(&tt__the_team.busy_wait);
+  info->sentinel = tt__the_team.sentinel_mode;
+  info->pinned = (tt_pin)tt_atomic_load_relaxed(&tt__the_team.pin);
+  info->start_ms = tt__the_team.start_ms;
+  info->degraded = tt__the_team.degraded[0] ? tt__the_team.degraded : NULL;
   pthread_mutex_unlock(&lifecycle);
   return 0;
 }

@@ -172,10 +172,10 @@ typedef struct tt__team {
   _Alignas(TT_CACHE_PAD) _Atomic size_t awake;
 } tt__team;
 
-extern tt__team tt__T;
+extern tt__team tt__the_team;
 
 static inline size_t tt__team_size(void) {
-  return tt_atomic_load_relaxed(&tt__T.size);
+  return tt_atomic_load_relaxed(&tt__the_team.size);
 }
 
 /* Per thread, in one struct: a thread-local variable of a shared library
@@ -266,7 +266,7 @@ static inline void tt__wait_until(bool (*cond)(const void *arg),
   uint64_t since = 0;
   for (unsigned k = 1; !cond(arg); k++) {
     if (k % 64 == 0 && (tt__overcommitted() ||
-                        (since ? tt__now_ns() - since >= tt__T.yield_after_ns
+                        (since ? tt__now_ns() - since >= tt__the_team.yield_after_ns
                                : (since = tt__now_ns(), false))))
       tt__yield();
     else

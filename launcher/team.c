@@ -35,7 +35,7 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
 /* TEAMS_RUN's way, TT__WAYS for the rule's choice (read before the team is
  * taken: relaxed, protocol 2's hint rule). */
 static tt__way fixed_way(void) {
-  int run = tt_atomic_load_relaxed(&tt__T.run);
+  int run = tt_atomic_load_relaxed(&tt__the_team.run);
   return run ? (tt__way)(run - 1) : TT__WAYS;
 }
 
@@ -44,7 +44,7 @@ static tt__way fixed_way(void) {
  * where lending is possible). */
 static bool spins(tt__way x) {
   if (x == TT__WAY_TEAM)
-    return tt_atomic_load_relaxed(&tt__T.awake) > 0;
+    return tt_atomic_load_relaxed(&tt__the_team.awake) > 0;
   return x != TT__WAY_LEND || tt__lend_spinning();
 }
 
@@ -59,11 +59,11 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     return 0;
   }
   int rc = tt__ensure_started();
-  if (rc < 0 && !tt_atomic_load_acquire(&tt__T.running)) {
+  if (rc < 0 && !tt_atomic_load_acquire(&tt__the_team.running)) {
     run_serial(me, f, ctx, m, mode);
     return 0;
   }
-  if (tt_atomic_load_relaxed(&tt__T.resize))
+  if (tt_atomic_load_relaxed(&tt__the_team.resize))
     tt__resize_now();
 
   /* The way (protocol 43); first touch always runs on the team (its pages
@@ -80,14 +80,14 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   bool held = false;
   if (way != TT__WAY_SERIAL) {
     held = tt__try_take(me);
-    if (!held && tt_atomic_load_relaxed(&tt__T.busy_wait)) {
+    if (!held && tt_atomic_load_relaxed(&tt__the_team.busy_wait)) {
       tt__take_waiting(me);
       held = true;
     }
     /* Held: shutdown cannot run now, but one may have run before we took it
      * (and a start after it: acquire, so size and workers are its; protocol
      * 15). */
-    if (held && !tt_atomic_load_acquire(&tt__T.running)) {
+    if (held && !tt_atomic_load_acquire(&tt__the_team.running)) {
       tt__release();
       held = false;
     }
@@ -189,7 +189,7 @@ int tt_foreach_chunk(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
 int tt_participant(void) { return tt__me()->self; }
 
 size_t tt__team_tree_min(void) {
-  return tt__ensure_started() == 0 ? tt_atomic_load_relaxed(&tt__T.tree_min)
+  return tt__ensure_started() == 0 ? tt_atomic_load_relaxed(&tt__the_team.tree_min)
                                    : 0;
 }
 
@@ -199,19 +199,19 @@ tt__loops *tt__way_mine(void) { return &tt__me()->loops; }
 
 size_t tt_team_size(void) {
   tt__ensure_started();
-  if (tt__me()->depth == 0 && tt_atomic_load_relaxed(&tt__T.resize))
+  if (tt__me()->depth == 0 && tt_atomic_load_relaxed(&tt__the_team.resize))
     tt__resize_now();
   size_t n = tt__team_size();
   return n ? n : 1;
 }
 
 int tt__participant_cpu(size_t participant) {
-  if (!tt_atomic_load_acquire(&tt__T.running) || participant >= tt__team_size())
+  if (!tt_atomic_load_acquire(&tt__the_team.running) || participant >= tt__team_size())
     return -1;
   if (participant == 0)
-    return tt__T.has_pinned_caller &&
-                   pthread_equal(pthread_self(), tt__T.pinned_caller)
-               ? tt__T.caller_cpu
+    return tt__the_team.has_pinned_caller &&
+                   pthread_equal(pthread_self(), tt__the_team.pinned_caller)
+               ? tt__the_team.caller_cpu
                : -1;
-  return tt__T.workers[participant].cpu;
+  return tt__the_team.workers[participant].cpu;
 }
