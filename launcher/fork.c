@@ -330,7 +330,7 @@ void tt__run_parallel(tt__thread *me, void (*f)(void *, size_t), void *ctx,
                       size_t m, size_t p, tt__mode mode, tt__own *own) {
   /* A first-touch region keeps every chunk on its participant: no claims
    * (protocol 10). */
-  bool claims = mode != TT__MODE_STATIC_ALL;
+  bool claims = mode != TT__MODE_STATIC_PLACED;
   if (!claims)
     mode = TT__MODE_STATIC;
   run_region(me, tt__next_go(me, mode == TT__MODE_STATIC ? GO_STATIC : 0), f,

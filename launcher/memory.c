@@ -105,8 +105,8 @@ static int touch(void *base, size_t n, size_t elem, size_t grain, size_t p,
     t.deal = tt__range_deal(t.p, &t.owner);
   /* Every participant touches its own block, on the team's workers whatever
    * the way's choice (way.c): the pages stay where they land
-   * (TT__MODE_STATIC_ALL). */
-  return tt__team_run(touch_chunk, &t, t.p, t.p, TT__MODE_STATIC_ALL, NULL);
+   * (TT__MODE_STATIC_PLACED). */
+  return tt__team_run(touch_chunk, &t, t.p, t.p, TT__MODE_STATIC_PLACED, NULL);
 }
 
 /* The page size of the rule for memory whose THP use is the system's. */

@@ -360,7 +360,7 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
  * of every chunk.  Chunks below `first` return at once; a member's chunk
  * (c in [first, first + count)) works only when it runs on participant c of
  * a parallel region.  The regions always run on the team's workers
- * (TT__MODE_STATIC_ALL: the way's choice never takes them elsewhere), but
+ * (TT__MODE_STATIC_PLACED: the way's choice never takes them elsewhere), but
  * one may still be serial (the busy rule: another thread holds the team,
  * or it is shutting down): every chunk runs on the caller, which is no
  * member unless first == 0, and the chunk says so in `serial`, which only
@@ -448,7 +448,7 @@ static int run_rounds(on_range *s, int wait) {
     s->serial = 0;
     /* Always on the team: the members are participants (way.c). */
     int rc = tt__team_run(on_chunk, s, s->first + s->count, s->first + s->count,
-                          TT__MODE_STATIC_ALL, NULL);
+                          TT__MODE_STATIC_PLACED, NULL);
     if (rc < 0)
       return rc;
     size_t after = tt_atomic_load_relaxed(&s->next);

@@ -32,11 +32,11 @@ typedef enum tt__mode {
    * joined by then never run.  For schedules that rescue the work of
    * participants that did not start (the steal schedule). */
   TT__MODE_EACH,
-  /* TT__MODE_STATIC that always runs on the team's own workers, chunk c on
+  /* TT__MODE_STATIC placed: always on the team's own workers, chunk c on
    * participant c, never on the caller alone or OpenMP's threads, whatever
    * they cost (way.c), and never claimed by the caller: for first touch,
    * whose page placement outlasts the region. */
-  TT__MODE_STATIC_ALL
+  TT__MODE_STATIC_PLACED
 } tt__mode;
 
 /* The general entry point behind tt_foreach_chunk.  Applies the busy rule

@@ -122,7 +122,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     ran = TT__WAY_LEND;
   } else {
     tt__run_parallel(me, f, ctx, m, p,
-                     all && mode == TT__MODE_STATIC ? TT__MODE_STATIC_ALL : mode,
+                     all && mode == TT__MODE_STATIC ? TT__MODE_STATIC_PLACED : mode,
                      plan.timed ? &own : NULL);
   }
   tt__release();
@@ -166,7 +166,7 @@ static int enter(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
 int tt__team_run_site(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
                       tt__mode mode, const void *site, size_t size,
                       int *parallel) {
-  bool all = mode == TT__MODE_STATIC_ALL;
+  bool all = mode == TT__MODE_STATIC_PLACED;
   return enter(f, ctx, m, p, all ? TT__MODE_STATIC : mode, all,
                site ? site : (const void *)f, size, NULL, parallel);
 }

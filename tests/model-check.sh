@@ -132,7 +132,7 @@ check sleep-2w-g8 pass -DNW=2 -DNH=1 -DNREG=2 -DM=8 -DMODES=2
 # sentinel keeps running while the others sleep), so longer runs are of
 # static regions only, the ones that wait for every worker they name.
 #
-# -DNO_CLAIM: every static region is a first-touch one (TT__MODE_STATIC_ALL:
+# -DNO_CLAIM: every static region is a first-touch one (TT__MODE_STATIC_PLACED:
 # the holder claims no late participant's chunk and waits for every worker,
 # protocol 10; the worker still claims its own).  These four, the
 # sentinel's mutants, and for their size ways-2w-2hw and

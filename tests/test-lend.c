@@ -11,7 +11,7 @@
  * a static region of p chunks on n OpenMP threads runs chunk c on thread
  * c mod n; a region inside a lent chunk runs serially; and the regions
  * that must stay on the team's own workers do: first touch
- * (TT__MODE_STATIC_ALL), a caller other than the process's first thread,
+ * (TT__MODE_STATIC_PLACED), a caller other than the process's first thread,
  * a pinned team, and TEAMS_RUN=team. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -125,7 +125,7 @@ Test(lend, lends_every_mode, .timeout = 60) {
   cr_assert_eq(atomic_load(&r->nested_serial), 4);
   /* First touch places pages on the team's own CPUs: never lent. */
   for (int i = 0; i < 5; i++) {
-    cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC_ALL, NULL), 0);
+    cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC_PLACED, NULL), 0);
     for (size_t c = 0; c < 4; c++)
       cr_assert_eq(atomic_load(&r->part[c]), (int)c);
   }

@@ -534,7 +534,7 @@ Test(way, first_touch_always_on_the_team) {
     int parallel = 0;
     counts x;
     memset(&x, 0, sizeof x);
-    cr_assert_eq(tt__team_run(count, &x, 2, 2, TT__MODE_STATIC_ALL, &parallel), 0);
+    cr_assert_eq(tt__team_run(count, &x, 2, 2, TT__MODE_STATIC_PLACED, &parallel), 0);
     cr_assert_eq(parallel, 1, "region %d ran on the caller alone", i);
   }
   cr_assert_null(tt__loop_peek(tt__way_mine(), (const void *)count, 2, 2));
