@@ -4,9 +4,11 @@
  * wgfunc.h.
  *
  * The compile thread.  One per process, started at the first queued build,
- * at nice 19: it competes for a core only when the team leaves one idle,
- * and the launches that run on the generic function meanwhile are not
- * slowed by it.  A build job holds a reference on its kernel (taken at
+ * at the process's own priority: a build holds PoCL's LLVM lock, which the
+ * application's threads wait for in clBuildProgram and clCreateKernel, so a
+ * thread that runs below them would hold them up for as long as other
+ * work keeps it off the CPUs (priority inversion; see Rejected).  A build
+ * job holds a reference on its kernel (taken at
  * submit, released by the thread after the build), so clReleaseKernel and
  * clReleaseProgram may come at any time: the last release then happens on
  * the compile thread, which holds no lock of ours when it makes it.  A
@@ -32,9 +34,14 @@
  * (wgfunc.h, Locks).  The thread builds (PoCL's codegen and LLVM locks)
  * with none of ours held.
  *
- * Rejected: calling pocl_check_kernel_dlhandle_cache from the background
- * (it holds PoCL's global dlhandle lock for the whole compile, so every
- * other launch's lookup, and every command's release, would wait for it);
+ * Rejected: nice 19 for the compile thread (so that it would compete for a
+ * core only when the team leaves one idle): beside any busy process its
+ * share of a CPU became a few percent, and every clBuildProgram of the
+ * application waited behind its build for minutes (docs/measurements.md,
+ * "The PoCL driver's work-group functions"); calling
+ * pocl_check_kernel_dlhandle_cache from the background (it holds PoCL's
+ * global dlhandle lock for the whole compile, so every other launch's
+ * lookup, and every command's release, would wait for it);
  * building specialisations on the progress thread (it must stay free to run
  * commands nobody waits for); at exit, stopping the compile thread where it
  * is instead of waiting (it may hold a malloc arena's or LLVM's lock that
@@ -44,8 +51,6 @@
 #include "teams-pocl-icd.h"
 
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The job list and the compile thread's state (see Locks). */
@@ -62,8 +67,6 @@ static void *
 compile_main (void *arg)
 {
   (void)arg;
-  /* Nice 19 for this thread only (Linux: per-thread nice values). */
-  setpriority (PRIO_PROCESS, (id_t)syscall (SYS_gettid), 19);
   pthread_mutex_lock (&jit.lock);
   for (;;)
     {

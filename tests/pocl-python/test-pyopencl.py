@@ -6,6 +6,7 @@ ElementwiseKernel, ReductionKernel and the array reductions, inclusive and
 exclusive scans (GenericScanKernel underneath), a hand-written kernel with
 local memory and a barrier, a profiled event, and several queues.  Exits 0
 when every check passes; prints what failed otherwise."""
+import faulthandler
 import sys
 
 import numpy as np
@@ -17,6 +18,9 @@ import pyopencl.scan
 from pyopencl.elementwise import ElementwiseKernel
 
 failures = []
+# A hang shows where it is: every thread's Python stack, then exit, before
+# ctest's timeout (1200 s) kills the process without a word.
+faulthandler.dump_traceback_later(1000, exit=True)
 
 
 def check(name, got, want, rtol=1e-5, atol=0.0):
