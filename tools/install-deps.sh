@@ -18,7 +18,11 @@ required=(
   'libpocl2t64|libpocl2' libpocl-dev pocl-source pocl-opencl-icd pocl-tests
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
   openmpi-bin libopenmpi-dev
-  python3-pyopencl python3-numpy
+  python3 python3-pyopencl python3-numpy
+  # tools/test-pocl-versions.sh and bench-pocl-versions.sh make a Debian root
+  # of each other release (tools/pocl-root.sh): debootstrap; chroot, unshare
+  # and mount come with coreutils, util-linux and mount, which every Debian has.
+  debootstrap
 )
 # name:why -- left out, with the note, where the release lacks them.
 optional=(

@@ -65,6 +65,39 @@ finish() {
   echo "=== all suites passed ($((SECONDS - t0)) s)"
 }
 
+# Every tool a step will call, checked before the first step: a missing one
+# stops the run at once, naming its package (tools/install-deps.sh installs
+# them all), instead of failing a step a quarter of an hour in.
+missing=()
+need() { command -v "$1" >/dev/null || missing+=("$1 (package $2)"); }
+need cmake cmake
+need ctest cmake
+need cc build-essential
+need c++ build-essential
+need clang clang
+need pkg-config pkg-config
+need spin spin
+need python3 python3
+need clinfo clinfo
+need xz xz-utils
+need dpkg-shlibdeps dpkg-dev
+need file file
+if [[ ${TEAMS_POCL_RELEASES-unset} == unset || -n ${TEAMS_POCL_RELEASES-} ]]; then
+  need debootstrap debootstrap
+  need unshare util-linux
+  need chroot coreutils
+  need mount mount
+  if [[ $(id -u) != 0 ]]; then
+    echo "test-all: the other PoCL releases' roots need root (or TEAMS_POCL_RELEASES=\"\")" >&2
+    exit 1
+  fi
+fi
+if ((${#missing[@]})); then
+  printf 'test-all: not found: %s\n' "${missing[@]}" >&2
+  echo "test-all: run tools/install-deps.sh as root first" >&2
+  exit 1
+fi
+
 # The model check is the longest step; after the sanitizer suites it runs
 # alone, so two of its searches at a time use the second core (largest
 # search 2.6 GB).
