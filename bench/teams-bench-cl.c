@@ -90,6 +90,7 @@ typedef struct device_def {
   const char *vendors; /* OCL_ICD_VENDORS */
   const char *params;  /* POCL_TEAMS0_PARAMETERS, or NULL */
   int idle_threads;    /* threads the child starts and leaves blocked */
+  const char *run;     /* TEAMS_RUN (a fixed way), or NULL: as inherited */
 } device_def;
 
 /* cpu-minimal/threads: how many idle threads (blocked in a condition variable)
@@ -100,13 +101,20 @@ typedef struct device_def {
  * (3.1 calls them pthread and basic); POCL_DEVICES=pthread and basic
  * select them in every release. */
 static const device_def devices[] = {
-    {"teams", "teams", TT_POCL_VENDORS, NULL, 0},
-    {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy", 0},
+    {"teams", "teams", TT_POCL_VENDORS, NULL, 0, NULL},
+    {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy", 0, NULL},
     /* One participant: the serial time, so that ideal = serial / CPUs. */
-    {"teams/serial", "teams", TT_POCL_VENDORS, "cu=1", 0},
-    {"cpu", "pthread", TT_POCL_SYSTEM_VENDORS, NULL, 0},
-    {"cpu-minimal", "basic", TT_POCL_VENDORS, NULL, 0},
-    {"cpu-minimal/threads", "basic", TT_POCL_VENDORS, NULL, TT_BENCH_IDLE_THREADS},
+    {"teams/serial", "teams", TT_POCL_VENDORS, "cu=1", 0, NULL},
+    /* The driver's regions in one fixed way (include/teams/team.h): every
+     * region on the team's workers, or every region on the caller alone.
+     * TEAMS_RUN=openmp has no row: an OpenCL program without an OpenMP
+     * runtime runs its regions on the team's workers then, as run=team. */
+    {"teams/run=team", "teams", TT_POCL_VENDORS, NULL, 0, "team"},
+    {"teams/run=serial", "teams", TT_POCL_VENDORS, NULL, 0, "serial"},
+    {"cpu", "pthread", TT_POCL_SYSTEM_VENDORS, NULL, 0, NULL},
+    {"cpu-minimal", "basic", TT_POCL_VENDORS, NULL, 0, NULL},
+    {"cpu-minimal/threads", "basic", TT_POCL_VENDORS, NULL, TT_BENCH_IDLE_THREADS,
+     NULL},
 };
 #define NDEVICES (sizeof devices / sizeof devices[0])
 
@@ -149,6 +157,11 @@ static const section_def sections[] = {
      "(288 calls, results checked)", "cpu", "blas-run", 4, 2,
      {"teams", "cpu", NULL}, {NULL}, TT_NO_CLBLAST, 3, 2,
      "ssymm sequence, whole process"},
+    {"cl-gap", "the host computes G us (a busy loop), then enqueue+finish of a "
+     "small kernel: the launch's cost beyond the host's work", "cpu-minimal",
+     "gap", 5, 2,
+     {"teams", "teams/run=team", "teams/run=serial", "cpu", "cpu-minimal", NULL},
+     {NULL}, NULL, 0, 0, NULL},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
@@ -407,6 +420,196 @@ static void child_first(const char *cache) {
   clReleaseKernel(k);
 }
 
+/* cl-gap: the host computes for G us (a busy loop on this thread, as a
+ * program's own work between kernels; not a sleep, which would hand the CPU
+ * to the driver's threads), then enqueues a small kernel and clFinish'es it.
+ * A sample is one launch, from just before the enqueue to the return of
+ * clFinish: what the launch costs beyond the host's work.  The kernels are
+ * work-groups of one item whose work is a dependent chain of `n` steps, n a
+ * by-value argument: the parent calibrates n once per run on cpu-minimal
+ * (gap-cal) so that a group takes the named time there, and hands the same
+ * n to every system (TEAMS_BENCH_GAP_TRIPS).  Each kernel is a function of
+ * its own, as a program's different kernels are (the driver keeps what it
+ * measures per work-group function). */
+static const char gap_source[] =
+    "kernel void gap_empty(uint n, global uint *out) {}\n"
+    "#define GAP_WORK(name)                                  \\\n"
+    "  kernel void name(uint n, global uint *out) {         \\\n"
+    "    uint x = (uint)get_group_id(0) + 1u;                \\\n"
+    "    for (uint i = 0; i < n; i++)                        \\\n"
+    "      x = x * 1664525u + 1013904223u;                   \\\n"
+    "    out[get_group_id(0)] = x;                           \\\n"
+    "  }\n"
+    "GAP_WORK(gap_2)\n"
+    "GAP_WORK(gap_8)\n"
+    "GAP_WORK(gap_64)\n";
+
+/* The kernels: work-groups (of one item) and each group's work on
+ * cpu-minimal; the label names the cell's metric, gap<G>us/<label>. */
+static const struct {
+  const char *fn, *label;
+  size_t groups;
+  double group_us;
+} gap_kernels[] = {
+    {"gap_empty", "2xempty", 2, 0},
+    {"gap_2", "2x0.5us", 2, 0.5},
+    {"gap_8", "8x1.3us", 8, 1.3},
+    {"gap_64", "64x5us", 64, 5},
+};
+#define GAP_NKERNELS (sizeof gap_kernels / sizeof gap_kernels[0])
+static const unsigned gap_us[] = {0, 20, 50, 200, 1000};
+#define GAP_NGAPS (sizeof gap_us / sizeof gap_us[0])
+
+typedef struct gap_program {
+  cl_kernel k[GAP_NKERNELS];
+  cl_mem out;
+} gap_program;
+
+static void gap_open(gap_program *g) {
+  const char *src = gap_source;
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(cl.ctx, 1, &src, NULL, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(p, 1, &cl.dev, "-cl-std=CL3.0", NULL, NULL));
+  g->out = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, 64 * sizeof(cl_uint), NULL,
+                          &err);
+  CHECK(err);
+  for (size_t i = 0; i < GAP_NKERNELS; i++) {
+    g->k[i] = clCreateKernel(p, gap_kernels[i].fn, &err);
+    CHECK(err);
+    cl_uint zero = 0;
+    CHECK(clSetKernelArg(g->k[i], 0, sizeof zero, &zero));
+    CHECK(clSetKernelArg(g->k[i], 1, sizeof g->out, &g->out));
+  }
+  clReleaseProgram(p);
+}
+
+static void gap_close(gap_program *g) {
+  for (size_t i = 0; i < GAP_NKERNELS; i++)
+    clReleaseKernel(g->k[i]);
+  clReleaseMemObject(g->out);
+}
+
+/* One enqueue+finish of k over `groups` groups of one item, in seconds. */
+static double gap_launch(cl_kernel k, size_t groups) {
+  size_t one = 1;
+  double t0 = now_s();
+  CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &groups, &one, 0, NULL, NULL));
+  CHECK(clFinish(cl.q));
+  return now_s() - t0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of `reps` launches of k with trip count n. */
+static double gap_median(cl_kernel k, size_t groups, cl_uint n, int reps) {
+  double v[64];
+  if (reps > 64)
+    reps = 64;
+  CHECK(clSetKernelArg(k, 0, sizeof n, &n));
+  for (int i = 0; i < reps; i++)
+    v[i] = gap_launch(k, groups);
+  qsort(v, (size_t)reps, sizeof *v, cmp_double);
+  return v[reps / 2];
+}
+
+/* gap-cal, on cpu-minimal: the time of one step of a group's chain (a
+ * group with many steps less a group with none, medians), printed as
+ * "ns per step"; then, with the trip counts that follow from it, each work
+ * kernel's time per group over the empty kernel's at the same group count
+ * ("group work/LABEL", us), so that the report shows the sizes the cells
+ * really had. */
+static void child_gap_cal(void) {
+  gap_program g;
+  gap_open(&g);
+  cl_kernel k = g.k[1];
+  const cl_uint big = 200000;
+  (void)gap_median(k, 1, big, 3); /* built, pages touched */
+  double ns = 0;
+  for (int i = 0; i < 3; i++) { /* the fastest of three medians */
+    double t = (gap_median(k, 1, big, 9) - gap_median(k, 1, 0, 9)) / big * 1e9;
+    if (i == 0 || t < ns)
+      ns = t;
+  }
+  if (!(ns > 0))
+    die("gap-cal: no time per step (%g ns)", ns);
+  sample("ns per step", "ns", ns);
+  int batches = opt.quick ? 5 : 15;
+  for (size_t i = 1; i < GAP_NKERNELS; i++) {
+    cl_uint n = (cl_uint)(gap_kernels[i].group_us * 1e3 / ns + 0.5);
+    char m[64];
+    snprintf(m, sizeof m, "group work/%s", gap_kernels[i].label);
+    for (int b = 0; b < batches; b++) {
+      size_t groups = gap_kernels[i].groups;
+      double w = gap_median(g.k[i], groups, n, 15),
+             e = gap_median(g.k[0], groups, 0, 15);
+      sample(m, "us", (w - e) / (double)groups * 1e6);
+    }
+  }
+  gap_close(&g);
+}
+
+/* Launches per cell: about `budget` seconds of the cell's pattern (its gap
+ * and the kernel's time on cpu-minimal), within [lo, hi]. */
+static size_t gap_launches(double gap_s, double kernel_s) {
+  double budget = opt.quick ? 0.04 : 0.3;
+  size_t lo = opt.quick ? 100 : 500, hi = opt.quick ? 300 : 2000;
+  double n = budget / (gap_s + kernel_s);
+  return n < (double)lo ? lo : n > (double)hi ? hi : (size_t)n;
+}
+
+static void child_gap(void) {
+  cl_uint trips[GAP_NKERNELS] = {0};
+  const char *e = getenv("TEAMS_BENCH_GAP_TRIPS");
+  if (e == NULL ||
+      sscanf(e, "%u,%u,%u", &trips[1], &trips[2], &trips[3]) != 3)
+    die("gap: TEAMS_BENCH_GAP_TRIPS is not three trip counts (the parent "
+        "sets it after gap-cal)");
+  gap_program g;
+  gap_open(&g);
+  double *v = malloc(2000 * sizeof *v);
+  if (v == NULL)
+    die("out of memory");
+  for (size_t i = 0; i < GAP_NKERNELS; i++) {
+    cl_kernel k = g.k[i];
+    size_t groups = gap_kernels[i].groups;
+    CHECK(clSetKernelArg(k, 0, sizeof trips[i], &trips[i]));
+    for (int w = 0; w < 2; w++) { /* built for this size, then settled */
+      gap_launch(k, groups);
+      settle();
+    }
+    /* the kernel's time on cpu-minimal, and an empty launch's */
+    double kernel_s = (double)groups * gap_kernels[i].group_us * 1e-6 + 2e-6;
+    for (size_t j = 0; j < GAP_NGAPS; j++) {
+      double gap = gap_us[j] * 1e-6;
+      size_t n = gap_launches(gap, kernel_s);
+      /* untimed first: whatever the driver learns from the pattern */
+      size_t warm = n / 5 < 20 ? 20 : n / 5;
+      double end = now_s();
+      for (size_t r = 0; r < warm + n; r++) {
+        while (now_s() - end < gap) /* the host's own work */
+          ;
+        double t0 = now_s();
+        CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &groups, &(size_t){1},
+                                     0, NULL, NULL));
+        CHECK(clFinish(cl.q));
+        end = now_s();
+        if (r >= warm)
+          v[r - warm] = end - t0;
+      }
+      char m[64];
+      snprintf(m, sizeof m, "gap%uus/%s", gap_us[j], gap_kernels[i].label);
+      for (size_t r = 0; r < n; r++)
+        sample(m, "us", v[r] * 1e6);
+    }
+  }
+  free(v);
+  gap_close(&g);
+}
+
 /* The child's idle threads (cpu-minimal/threads): each blocks for good on a
  * condition variable nobody signals; the process's exit ends them. */
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -465,6 +668,10 @@ static int child_main(const char *what) {
     child_first("cold");
   else if (!strcmp(what, "first-warm"))
     child_first("warm");
+  else if (!strcmp(what, "gap"))
+    child_gap();
+  else if (!strcmp(what, "gap-cal"))
+    child_gap_cal();
 #ifdef TT_BENCH_CLBLAST
   else if (!strcmp(what, "blas") || !strcmp(what, "blas-run") ||
            !strcmp(what, "blas-run-warm"))
@@ -503,7 +710,7 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
   if (pipe(fds) != 0)
     die("pipe: %s", strerror(errno));
   char e_vendors[4200], e_devices[128], e_cache[4200], e_params[256],
-      e_idle[64];
+      e_idle[64], e_run[64];
   snprintf(e_vendors, sizeof e_vendors, "OCL_ICD_VENDORS=%s", d->vendors);
   snprintf(e_devices, sizeof e_devices, "POCL_DEVICES=%s", d->pocl);
   snprintf(e_cache, sizeof e_cache, "POCL_CACHE_DIR=%s", cache);
@@ -511,11 +718,12 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
            d->params ? d->params : "");
   snprintf(e_idle, sizeof e_idle, "TEAMS_BENCH_IDLE_THREADS=%d",
            d->idle_threads);
+  snprintf(e_run, sizeof e_run, "TEAMS_RUN=%s", d->run ? d->run : "");
   /* The environment minus what we set. */
   size_t n = 0;
   while (environ[n])
     n++;
-  char **env = malloc((n + 6) * sizeof *env);
+  char **env = malloc((n + 7) * sizeof *env);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "OCL_ICD_VENDORS=", 16) &&
@@ -523,7 +731,8 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
         strncmp(environ[i], "POCL_CACHE_DIR=", 15) &&
         strncmp(environ[i], "TEAMS_BENCH_IDLE_THREADS=", 25) &&
         (d->params == NULL ||
-         strncmp(environ[i], "POCL_TEAMS0_PARAMETERS=", 23)))
+         strncmp(environ[i], "POCL_TEAMS0_PARAMETERS=", 23)) &&
+        (d->run == NULL || strncmp(environ[i], "TEAMS_RUN=", 10)))
       env[k++] = environ[i];
   env[k++] = e_vendors;
   env[k++] = e_devices;
@@ -532,6 +741,8 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
     env[k++] = e_params;
   if (d->idle_threads)
     env[k++] = e_idle;
+  if (d->run)
+    env[k++] = e_run;
   env[k] = NULL;
   char *argv[] = {opt.self, "--child", (char *)what,
                   opt.quick ? "--quick" : NULL, NULL};
@@ -586,9 +797,61 @@ static unsigned rounds_of(const section_def *s) {
   return opt.quick ? s->quick_rounds : s->rounds;
 }
 
+/* The group of gap-cal's rows (read here, never reported). */
+static const char gap_cal_group[] = "gap-cal";
+
+/* cl-gap, before its rounds: one gap-cal child on cpu-minimal; the trip
+ * counts that follow from its time per step go to every gap child
+ * (TEAMS_BENCH_GAP_TRIPS, through the environment spawn_child copies), and
+ * its per-group work samples become cpu-minimal's `group work/...` rows of
+ * the section (round 0).  Returns 0, or -1 when the calibration failed. */
+static int gap_calibrate(const section_def *s) {
+  const device_def *d = device_named("cpu-minimal");
+  char cache[4200];
+  warm_cache_path(cache, sizeof cache, d);
+  unsetenv("TEAMS_BENCH_GAP_TRIPS");
+  if (spawn_child(d, "gap-cal", gap_cal_group, cache, 0) != 0)
+    return -1;
+  double ns = bench_row_quantile(
+      bench_row_get(gap_cal_group, d->name, "ns per step", "ns", "-"), 0, 0, 0.5);
+  if (!(ns > 0))
+    return -1;
+  cl_uint trips[GAP_NKERNELS] = {0};
+  for (size_t i = 1; i < GAP_NKERNELS; i++)
+    trips[i] = (cl_uint)(gap_kernels[i].group_us * 1e3 / ns + 0.5);
+  char v[64];
+  snprintf(v, sizeof v, "%u,%u,%u", trips[1], trips[2], trips[3]);
+  setenv("TEAMS_BENCH_GAP_TRIPS", v, 1);
+  bench_note("%s: a group's chain of n steps, calibrated on cpu-minimal at %.3f ns "
+             "a step: n = %u, %u, %u for 0.5, 1.3, 5 us per group (the same n on "
+             "every system); group work/...: each group's time on cpu-minimal "
+             "over an empty group's",
+             s->name, ns, trips[1], trips[2], trips[3]);
+  bench_note("%s: no teams/run=openmp row: an OpenCL program without an OpenMP "
+             "runtime runs TEAMS_RUN=openmp on the team's workers (run=team)",
+             s->name);
+  size_t nrows;
+  bench_rows(&nrows);
+  for (size_t i = 0; i < nrows; i++) {
+    size_t now;
+    bench_row r = bench_rows(&now)[i]; /* a copy: the rows move as they grow */
+    if (r.group != gap_cal_group || strncmp(r.metric, "group work/", 11))
+      continue;
+    for (size_t j = 0; j < r.n; j++)
+      bench_row_add(bench_row_get(s->child, d->name, r.metric, r.unit, "-"), 0,
+                    r.v[j]);
+  }
+  return 0;
+}
+
 static void run_section(const section_def *s) {
   if (s->child == NULL) /* a missing section never gets here (main) */
     return;
+  if (!strcmp(s->child, "gap") && gap_calibrate(s) != 0) {
+    fprintf(stderr, "teams-bench-cl: %s left out: its calibration on "
+                    "cpu-minimal failed\n", s->name);
+    return;
+  }
   size_t nsys = 0;
   while (s->systems[nsys])
     nsys++;
@@ -725,6 +988,8 @@ int main(int argc, char **argv) {
   mkdir(TT_BENCH_CACHE, 0755);
   for (size_t i = 0; i < NDEVICES; i++) {
     char cache[4200];
+    if (devices[i].run) /* the same kernels as its device without TEAMS_RUN */
+      continue;
     warm_cache_path(cache, sizeof cache, &devices[i]);
     spawn_child(&devices[i], "warm", NULL, cache, 0);
   }
@@ -746,5 +1011,6 @@ int main(int argc, char **argv) {
     if (!one || one == s) /* a section without a child follows its source */
       report(s);
   }
+  bench_print_notes(opt.tsv);
   return opt.plot_failed;
 }
