@@ -40,7 +40,16 @@
  *              routine call + clFinish each, results checked (cl-blas.c;
  *              built when CMake finds CLBlast)
  *   cl-blas-run  a whole program: the ssymm sequence of a CLBlast
- *              correctness test, process start to exit, and its calls */
+ *              correctness test, process start to exit, and its calls
+ *   cl-gap     the commonest host pattern: the host computes G us (a busy
+ *              loop), then enqueue + clFinish of a small kernel; a sample is
+ *              one launch, just before the enqueue to clFinish's return.
+ *              Cells gap<G>us/<kernel>: G = 0, 20, 50, 200, 1000 x kernels
+ *              2xempty, 2x0.5us, 8x1.3us, 64x5us (groups x each group's time
+ *              on cpu-minimal, its trip count calibrated once per run there:
+ *              `group work/...` rows); teams' default beside teams/run=team
+ *              and teams/run=serial (TEAMS_RUN fixed), cpu and cpu-minimal,
+ *              ratios to cpu-minimal */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 

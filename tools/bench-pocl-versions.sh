@@ -5,19 +5,24 @@
 # release, in its own build, brought up to date first (this machine:
 # build-ci/release; a root: /build-bench, apart from the tests' /build):
 #   - teams-bench-cl --tsv: teams against that PoCL's cpu and cpu-minimal
-#     drivers (cl-launch, cl-sync, cl-axpy, cl-tri, cl-first, and cl-blas
-#     where CLBlast is packaged), each round alternating the systems;
+#     drivers (cl-launch, cl-sync, cl-axpy, cl-tri, cl-first, cl-gap: the
+#     host's own work between launches, teams' default and each fixed
+#     TEAMS_RUN, and cl-blas where CLBlast is packaged), each round
+#     alternating the systems; its notes (cl-gap's trip counts) in
+#     <release>-cl.notes;
 #   - clpeak (Debian's, where installed): kernel launch latency, single
 #     float compute and global bandwidth, on teams (through teams-run), cpu
 #     and cpu-minimal, ROUNDS rounds alternating the three.
 # Then tools/pocl-versions-report.py makes one table of the releases
-# (medians, ratios to each release's cpu and cpu-minimal) and a plot.
+# (medians, ratios to each release's cpu and cpu-minimal) and a plot, and
+# per release the table of cl-gap's cells and its plot.
 #
 #   tools/bench-pocl-versions.sh [--quick] [--rounds N] [--out DIR] [RELEASE...]
 # RELEASE: bookworm, trixie, forky, or `host` (this machine's own PoCL);
 # default: host and the two of bookworm, trixie and forky it is not.
 # Writes DIR (default build-ci/bench-pocl-versions): <release>-cl.tsv,
-# <release>-clpeak.tsv, report.md, versions.svg.  Root only (the roots).
+# <release>-cl.notes, <release>-clpeak.txt, report.md, versions.svg,
+# gap-<release>.svg.  Root only (the roots).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src=$(pwd)
@@ -50,8 +55,9 @@ measure=$(
   cat <<'SH'
 set -uo pipefail
 build=$1 out=$2 name=$3 rounds=$4 quick=$5
-"$build/bench/teams-bench-cl" --tsv $quick > "$out/$name-cl.tsv" ||
-  { echo "teams-bench-cl failed" >&2; exit 1; }
+"$build/bench/teams-bench-cl" --tsv $quick > "$out/$name-cl.tsv" \
+  2> "$out/$name-cl.notes" ||
+  { cat "$out/$name-cl.notes" >&2; echo "teams-bench-cl failed" >&2; exit 1; }
 if command -v clpeak > /dev/null; then
   : > "$out/$name-clpeak.txt"
   for r in $(seq 1 "$rounds"); do

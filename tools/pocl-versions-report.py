@@ -10,6 +10,12 @@ teams/cpu-minimal (for GFLOPS and GB/s, where more is better, the ratio is
 still teams over the driver: above 1 is better there); and DIR/versions.svg
 (gnuplot, where installed): teams/cpu per metric, one bar per release.
 
+Then, per release, the host-gap cells of teams-bench-cl's cl-gap section
+(gap<G>us/<kernel>): the medians of teams' default, each fixed TEAMS_RUN,
+cpu and cpu-minimal, and each teams system over cpu-minimal (the paired
+ratio the TSV carries; a default above 1.1x is marked), in report.md; and
+DIR/gap-<release>.svg: those ratios per cell, a bar per system.
+
     tools/pocl-versions-report.py DIR
 """
 import os
@@ -33,6 +39,14 @@ CL_ROWS = [
     ("cl-first", "first launch, warm cache"),
 ]
 CL_BLAS = "cl-blas"
+GAP = "cl-gap"
+# cl-gap's systems: teams' default, the fixed ways, and PoCL's drivers;
+# ratios to the baseline cpu-minimal.
+GAP_TEAMS = ("teams", "teams/run=team", "teams/run=serial")
+GAP_SYSTEMS = GAP_TEAMS + ("cpu", "cpu-minimal")
+GAP_SHORT = {"teams": "default", "teams/run=team": "run=team",
+             "teams/run=serial": "run=serial"}
+GAP_LIMIT = 1.1  # a default above this many times cpu-minimal is marked
 
 
 def read_cl(path):
@@ -48,6 +62,112 @@ def read_cl(path):
             except ValueError:
                 pass
     return rows
+
+
+def read_gap(path):
+    """{(metric, system): (median, p90, ratio)} of the cl-gap rows, and the
+    metrics in the TSV's order."""
+    rows, order = {}, []
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if len(p) < 7 or p[0] != GAP:
+                continue
+            vals = []
+            for x in p[4:7]:
+                try:
+                    vals.append(float(x))
+                except ValueError:
+                    vals.append(None)
+            rows[(p[2], p[1])] = tuple(vals)
+            if p[2] not in order:
+                order.append(p[2])
+    return rows, order
+
+
+def gap_report(d, rel, label, fmt):
+    """The host-gap table of one release (markdown lines) and its plot."""
+    rows, order = read_gap(os.path.join(d, rel + "-cl.tsv"))
+    cells = [m for m in order if m.startswith("gap")]
+    if not cells:
+        return []
+
+    def get(m, s, i):
+        v = rows.get((m, s))
+        return None if v is None else v[i]
+
+    def x(r):
+        return "" if r is None else f"{r:.3g}x"
+
+    lines = ["", f"### Host gap, PoCL {label}", "",
+             "The host computes G us, then enqueue + clFinish of the kernel "
+             "(groups x each group's time on cpu-minimal); us per launch, "
+             "medians; ratios to cpu-minimal paired per round; "
+             f"**bold**: teams' default above {GAP_LIMIT}x.", "",
+             "| cell | " + " | ".join(GAP_SYSTEMS) + " | "
+             + " | ".join(f"{GAP_SHORT[s]}/cpu-minimal" for s in GAP_TEAMS) + " |",
+             "| --- |" + " --- |" * (len(GAP_SYSTEMS) + len(GAP_TEAMS))]
+    for m in cells:
+        ratios = []
+        for s in GAP_TEAMS:
+            r = get(m, s, 2)
+            cell = x(r)
+            if s == "teams" and r is not None and r > GAP_LIMIT:
+                cell = f"**{cell}**"
+            ratios.append(cell)
+        lines.append(f"| {m} | " + " | ".join(fmt(get(m, s, 0)) for s in GAP_SYSTEMS)
+                     + " | " + " | ".join(ratios) + " |")
+    work = [f"{m.split('/', 1)[1]} {fmt(get(m, 'cpu-minimal', 0))} us"
+            for m in order if m.startswith("group work/")]
+    if work:
+        lines += ["", "Each group's time on cpu-minimal (over an empty group's): "
+                  + ", ".join(work) + "."]
+    notes = os.path.join(d, rel + "-cl.notes")  # teams-bench-cl's stderr
+    if os.path.exists(notes):
+        with open(notes) as f:
+            said = [l.strip()[2:] for l in f if l.strip().startswith("- " + GAP + ":")]
+        if said:
+            lines += [""] + [f"- {n}" for n in said]
+
+    # The plot: each teams system and cpu over cpu-minimal per cell.
+    systems = GAP_TEAMS + ("cpu",)
+    data = os.path.join(d, f"gap-{rel}.dat")
+    with open(data, "w") as f:
+        for i, m in enumerate(cells):
+            vals = [get(m, s, 2) for s in systems]
+            f.write(f"{i}\t" + "\t".join("NaN" if v is None else f"{v:.6g}"
+                                          for v in vals) + f"\t\"{m}\"\n")
+    n = len(cells)
+    script = [
+        "set terminal svg size 1000,%d noenhanced font 'sans,11'" % (120 + 30 * n),
+        "set output '%s'" % os.path.join(d, f"gap-{rel}.svg"),
+        f"set title 'cl-gap, PoCL {label}: the host computes G us, then enqueue + "
+        f"clFinish; each system / cpu-minimal (below 1: faster; dashed: 1 and "
+        f"{GAP_LIMIT})'",
+        "set logscale x 2", "set xlabel 'system / cpu-minimal (median of paired ratios)'",
+        "set yrange [%d:-1]" % n, "set ytics nomirror", "set grid xtics",
+        "set key outside right top", "set style fill solid 0.8",
+        "set arrow from 1, graph 0 to 1, graph 1 nohead dt 2",
+        f"set arrow from {GAP_LIMIT}, graph 0 to {GAP_LIMIT}, graph 1 nohead dt 3",
+        "set ytics (%s)" % ", ".join(f"\"{c}\" {i}" for i, c in enumerate(cells)),
+    ]
+    w = 0.8 / len(systems)
+    plots = []
+    for j, s in enumerate(systems):
+        off = -0.4 + w * (j + 0.5)
+        c = f"column({j + 2})"
+        plots.append(
+            f"'{data}' using ({c}):($1+{off:.3f}):({c}<1?{c}:1):({c}<1?1:{c}):"
+            f"($1+{off:.3f}-{w / 2:.3f}):($1+{off:.3f}+{w / 2:.3f}) "
+            f"with boxxyerror title '{s}'")
+    script.append("plot " + ", ".join(plots))
+    try:
+        subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True,
+                       check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"pocl-versions-report: no plot for {rel}'s cl-gap ({e})",
+              file=sys.stderr)
+    return lines
 
 
 def read_clpeak(path):
@@ -133,6 +253,8 @@ def main():
                 f"| {label} | {unit} | {RELEASES.get(rel, rel)} | {fmt(t)} | {fmt(c)} | "
                 f"{fmt(m)} | {fmt(rc)}{'x' if rc else ''} | {fmt(rm)}{'x' if rm else ''} |")
             plot.append((label, RELEASES.get(rel, rel), rc))
+    for rel in names:
+        lines += gap_report(d, rel, RELEASES.get(rel, rel), fmt)
     with open(os.path.join(d, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
