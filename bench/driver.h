@@ -1,5 +1,6 @@
 /* teams-bench: what the parent's parts share (teams-bench.c runs the
- * sections, conditions.c the conditions section). */
+ * sections, conditions.c the conditions section, programs.c the programs
+ * section). */
 #ifndef TEAMS_BENCH_DRIVER_H
 #define TEAMS_BENCH_DRIVER_H
 
@@ -24,8 +25,12 @@ typedef struct bench_conditions_opt {
   unsigned rounds;    /* --rounds, else the section's (sections.h) */
   const char *cells;  /* only cells whose name contains this, or NULL */
   const char *plot;   /* --plot FILE, or NULL */
+  size_t seeds, seed; /* the programs section: --seeds (0: its default), --seed */
 } bench_conditions_opt;
 /* Runs and reports it; returns 0, or 1 when a plot failed. */
 int bench_conditions(const bench_conditions_opt *o);
+
+/* The programs section (programs.c), with the same options; returns 0. */
+int bench_programs(const bench_conditions_opt *o);
 
 #endif

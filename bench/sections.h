@@ -58,7 +58,10 @@
     "libgomp+teams libgomp+teams-bound libomp+teams libomp+teams-bound "       \
     "libgomp+cl libomp+cl")                                                    \
   X(conditions, "the team region under each process condition", "default", 3, \
-    2, BENCH_NOT_QUICK, 0, 0, PARENT, bench_conditions, NULL, "")
+    2, BENCH_NOT_QUICK, 0, 0, PARENT, bench_conditions, NULL, "")              \
+  X(programs, "programs generated from seeds: the default against the best "  \
+    "fixed TEAMS_RUN", "default", 3, 3, BENCH_NOT_QUICK, 0, 0, PARENT,         \
+    bench_programs, NULL, "")
 
 /* HOW and FN as one initializer pair {runs in the parent, function}:
  * BENCH_HOW_##HOW(FN) for the driver (FN a parent's function or NULL), and

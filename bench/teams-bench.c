@@ -94,6 +94,7 @@ static struct {
   int tsv, quick;
   const char *only;     /* --section */
   const char *cells;    /* --cells: the conditions cells to run */
+  size_t seeds, seed;   /* --seeds, --seed: the programs section's */
   const char *plot;     /* --plot FILE, or NULL */
   int plot_failed;
   const char *baseline; /* --baseline, NULL: the section's default */
@@ -402,6 +403,12 @@ static const bench_arg args[] = {
     {"--cells", BENCH_ARG_TEXT, &opt.cells, "TEXT",
      "the conditions section's cells whose name has TEXT\n"
      "(e.g. \"libomp batch\", \"quota\"; default: all)"},
+    {"--seeds", BENCH_ARG_SIZE, &opt.seeds, "N",
+     "the programs section's programs: N seeds (default 200,\n"
+     "--quick 20); with N = 1 the program is printed in full"},
+    {"--seed", BENCH_ARG_SIZE, &opt.seed, "S",
+     "the programs section's first seed (default 1): replay\n"
+     "one with --section programs --seeds 1 --seed S"},
     {"--threads", BENCH_ARG_SIZE, &opt.cpus, "P",
      "participants per region (default: the CPUs this process\n"
      "may run on); the idle section uses max(P, 3)"},
@@ -467,6 +474,7 @@ static int run_cl(void) {
 }
 
 int main(int argc, char **argv) {
+  opt.seed = 1;
   int rc = BENCH_ARGS(argc, argv, args, usage_more);
   if (rc >= 0)
     return rc;
@@ -516,7 +524,8 @@ int main(int argc, char **argv) {
       continue;
     if (s->in_parent) {
       bench_conditions_opt co = {opt.dir, opt.cpus, opt.quick, opt.tsv,
-                                 section_rounds(s), opt.cells, opt.plot};
+                                 section_rounds(s), opt.cells, opt.plot,
+                                 opt.seeds, opt.seed};
       if (s->run(&co) != 0)
         opt.plot_failed = 1;
       fflush(stdout);
