@@ -15,6 +15,10 @@
  * paired ratio (this row's median in round r over the baseline's median in
  * round r), so slow drifts of a shared machine cancel out.
  *
+ * Two sections run their own children (PARENT rows): conditions
+ * (conditions.c) and programs (programs.c: programs generated from seeds,
+ * --seeds N --seed S, each under the default and every fixed TEAMS_RUN).
+ *
  * After its own sections it runs teams-bench-cl (the OpenCL rows, built by
  * bench/cl.cmake) from the same directory if it exists, with the same --tsv,
  * --quick and --plot flags, and its output follows.  --plot FILE draws each
