@@ -44,7 +44,7 @@ releases=("$@")
 host=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 if ((${#releases[@]} == 0)); then
   releases=(host)
-  for r in bookworm trixie forky; do [[ $r == "$host" ]] || releases+=("$r"); done
+  for r in $(pocl_root_releases); do [[ $r == "$host" ]] || releases+=("$r"); done
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -9,6 +9,7 @@
 # away with the command, even when it is killed.  Root only.
 #
 #   release   PoCL  made with
+#   bookworm  3.1   debootstrap's bookworm script
 #   trixie    6.0   debootstrap's trixie script
 #   forky     7.1   debootstrap's sid script (bookworm's debootstrap has no
 #                   forky one; testing is sid's successor in kind)
@@ -19,6 +20,10 @@
 TEAMS_ROOTS=${TEAMS_ROOTS:-/var/cache/teams-roots}
 TEAMS_DEBIAN_MIRROR=${TEAMS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 TEAMS_ROOT_MAX_DAYS=${TEAMS_ROOT_MAX_DAYS:-7}
+
+# The releases a root can be made of: every Debian release whose PoCL the
+# driver supports (configure refuses the others).
+pocl_root_releases() { echo bookworm trixie forky; }
 
 # The PoCL version each release is expected to bring (checked after the
 # root's install-deps: a release that moved on is reported, not hidden).
@@ -36,7 +41,7 @@ pocl_root_expect() {
 pocl_root_make() {
   local rel=$1 dir=$TEAMS_ROOTS/$1 script=""
   pocl_root_expect "$rel" >/dev/null || {
-    echo "pocl-root: unknown release '$rel' (known: bookworm trixie forky)" >&2
+    echo "pocl-root: unknown release '$rel' (known: $(pocl_root_releases))" >&2
     return 1
   }
   if [[ -f $dir/.teams-root ]] &&

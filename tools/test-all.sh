@@ -4,8 +4,9 @@
 # ThreadSanitizer and under AddressSanitizer + UBSan: the configure presets
 # release, tsan and asan of CMakePresets.json, in build-ci/<preset>.  The PoCL
 # driver is not rebuilt under the sanitizers: libpocl and its JIT are not
-# instrumented.  Beside them, the driver on the other PoCL releases it
-# supports, each in a Debian root of its own (tools/test-pocl-versions.sh;
+# instrumented.  Beside them, every PoCL release the driver supports, this
+# machine's own included, each on a Debian root made fresh (the README's
+# first command, a build and every suite: tools/test-pocl-versions.sh;
 # root only; TEAMS_POCL_RELEASES="" leaves them out, a list picks them).
 #
 # Independent parts run side by side (of the 15 minutes of a sequential run,
@@ -88,7 +89,7 @@ if [[ ${TEAMS_POCL_RELEASES-unset} == unset || -n ${TEAMS_POCL_RELEASES-} ]]; th
   need chroot coreutils
   need mount mount
   if [[ $(id -u) != 0 ]]; then
-    echo "test-all: the other PoCL releases' roots need root (or TEAMS_POCL_RELEASES=\"\")" >&2
+    echo "test-all: the PoCL releases' roots need root (or TEAMS_POCL_RELEASES=\"\")" >&2
     exit 1
   fi
 fi
@@ -110,8 +111,8 @@ step configure-release configure release &&
 
 step model-check check release -R '^model-check$' &
 
-# The other PoCL releases: their roots' debootstrap and packages wait on the
-# network, their builds and suites share the CPUs with the rest.
+# The PoCL releases' roots, side by side: their debootstrap and packages
+# wait on the network, their builds and suites share the CPUs with the rest.
 if [[ ${TEAMS_POCL_RELEASES-unset} == unset ]]; then
   releases=()
 else

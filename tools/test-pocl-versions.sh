@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# The driver on the other PoCL releases it supports.  For each Debian release
-# given (default: those of bookworm, trixie and forky -- PoCL 3.1, 6.0 and
-# 7.1 -- that this machine is not; its own PoCL is tools/test-all.sh's), in
-# a root of that release (tools/pocl-root.sh: made with debootstrap, kept in
+# The driver on every PoCL release it supports, each on a freshly made system
+# of its Debian release, this machine's own included.  For each release
+# given (default: bookworm, trixie and forky -- PoCL 3.1, 6.0 and 7.1), in a
+# root of that release (tools/pocl-root.sh: made with debootstrap, kept in
 # $TEAMS_ROOTS between runs, made anew when a week old):
-#   1. tools/install-deps.sh, as a user of that release runs it, and a check
-#      that the PoCL it installed is the one the release is known to bring;
-#   2. a fresh build of this tree with the release preset's parts (driver,
-#      tests, benchmarks; warnings are errors);
+#   1. the README's first command, as a user runs it on a fresh system of
+#      that release: `bash tools/install-deps.sh && bash tools/demo.sh` in
+#      /work/teams, a writable copy of this tree (the files git tracks and
+#      the untracked ones it does not ignore; no build), made anew each run:
+#      the tree itself is read-only in the root, and demo.sh builds in
+#      build/ of its tree.  Its build is its own, from nothing, with
+#      demo.sh's options: the suite's (2.) has others (-Werror, the
+#      tests' parts), so neither can stand in for the other.
+#   2. a check that the PoCL install-deps installed is the one the release
+#      is known to bring, and a fresh build of this tree in /build with the
+#      release preset's parts (driver, tests, benchmarks; warnings are
+#      errors);
 #   3. every ctest suite of that build -- the driver's suites, PoCL's own
 #      test programs of that release on teams against its cpu driver
 #      (pocl-tests), teams-run clinfo -l, PyOpenCL's kernel with local
@@ -21,9 +29,12 @@
 # --phase suite does 1-3 but the tests that watch the team's threads;
 # --phase alone runs those in the builds a suite phase left, for a moment
 # when nothing else loads the CPUs (tools/test-all.sh runs the two phases
-# apart); all, the default, does both.  Each release writes
-# build-ci/logs/pocl-<release>[-alone].log and prints one line; exit status
-# 1 when any failed.  JOBS sets the build's and ctest's -j.
+# apart); all, the default, does both.  The releases' suite phases run side
+# by side (most of a root's first minutes wait on the network: debootstrap,
+# apt), their alone phases one after the other.  Each release writes
+# build-ci/logs/pocl-<release>[-alone].log and prints one line, with the
+# time of each part; exit status 1 when any failed.  JOBS sets the builds'
+# and ctest's -j.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src=$(pwd)
@@ -40,9 +51,14 @@ case $phase in all | suite | alone) ;; *)
 esac
 releases=("$@")
 if ((${#releases[@]} == 0)); then
-  host=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
-  for r in bookworm trixie forky; do [[ $r == "$host" ]] || releases+=("$r"); done
+  read -ra releases <<<"$(pocl_root_releases)"
 fi
+for rel in "${releases[@]}"; do
+  pocl_root_expect "$rel" >/dev/null || {
+    echo "test-pocl-versions: unknown release '$rel' (known: $(pocl_root_releases))" >&2
+    exit 2
+  }
+done
 jobs=${JOBS:-$(nproc)}
 logs=build-ci/logs
 mkdir -p "$logs"
@@ -52,63 +68,133 @@ if [[ $(id -u) != 0 ]]; then
   exit 1
 fi
 
-# What runs inside the root (as root, the tree at /src, read-only):
-# inside_suite WANT JOBS, inside_alone JOBS.
+# What runs inside the root (as root, the tree at /src, read-only, its copy
+# at /work/teams): inside_suite WANT JOBS, inside_alone JOBS.  Each part
+# ends with a line "part: NAME N s" that the summary line collects.
 quiet='^test-team(-tree)?$'
 inside_suite=$(
   cat <<SH
 set -euo pipefail
 want=\$1 jobs=\$2
-bash /src/tools/install-deps.sh
+# The README's first command, its two halves timed apart.
+cd /work/teams
+t=\$SECONDS
+if ! bash tools/install-deps.sh; then
+  echo "root: the README's command failed in tools/install-deps.sh" >&2
+  exit 1
+fi
+echo "part: install-deps \$((SECONDS - t)) s"
+t=\$SECONDS
+if ! bash tools/demo.sh; then
+  echo "root: the README's command failed in tools/demo.sh" >&2
+  exit 1
+fi
+echo "part: demo \$((SECONDS - t)) s"
 have=\$(dpkg-query -W -f='\${Version}' libpocl2t64 2>/dev/null || dpkg-query -W -f='\${Version}' libpocl2)
 case \$have in
   "\$want"*) echo "root: PoCL \$have" ;;
   *) echo "root: PoCL \$have, but this release is known for \$want: update tools/pocl-root.sh" >&2
      exit 1 ;;
 esac
+t=\$SECONDS
 rm -rf /build
 cmake -S /src -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON \\
   -DTT_BUILD_TESTS=ON -DTT_BUILD_POCL=ON -DTT_BUILD_BENCH=ON -DTT_MODEL_CHECK=OFF
 cmake --build /build -j"\$jobs"
+echo "part: build \$((SECONDS - t)) s"
+t=\$SECONDS
 ctest --test-dir /build --no-tests=error --output-on-failure -j"\$jobs" -E '$quiet' --timeout 900
+echo "part: suites \$((SECONDS - t)) s"
 SH
 )
 inside_alone="ctest --test-dir /build --no-tests=error --output-on-failure -R '$quiet' --timeout 900"
 
+# copy_tree ROOT: ROOT's /work/teams made anew from this tree, as a clone
+# of it would hold it: the files git tracks (as they are now) and the
+# untracked ones it does not ignore; without git, the tree less .git and
+# build*/ (.gitignore's builds).
+copy_tree() {
+  local dest=$1/work/teams
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  if command -v git >/dev/null && git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$src" ls-files -z --cached --others --exclude-standard |
+      (cd "$src" && xargs -0 sh -c 'for f; do if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\0" "$f"; fi; done' sh) |
+      tar -C "$src" --null -T - -cf - | tar -C "$dest" -xf -
+  else
+    tar -C "$src" --exclude=./.git --exclude='./build*' -cf - . | tar -C "$dest" -xf -
+  fi
+}
+
+# The parts' times a log's "part:" lines give: "readme 412 s, build ...".
+parts() {
+  sed -n 's/^part: \([a-z-]*\) \([0-9]*\) s$/\1 \2 s/p' "$1" | paste -sd ',' | sed 's/,/, /g'
+}
+
+# suite REL: the suite phase of one release, its log in $logs/pocl-REL.log;
+# one line when it ends; exit status 1 when it failed.
+suite() {
+  local rel=$1 want root start=$SECONDS log=$logs/pocl-$1.log t
+  want=$(pocl_root_expect "$rel")
+  {
+    t=$SECONDS
+    root=$(pocl_root_make "$rel") &&
+      echo "part: root $((SECONDS - t)) s" &&
+      copy_tree "$root" &&
+      pocl_root_run "$root" "$src" bash -c "$inside_suite" inside "$want" "$jobs"
+  } >"$log" 2>&1
+  if (($? == 0)); then
+    echo "=== pocl-$rel (PoCL $want): passed ($((SECONDS - start)) s: $(parts "$log"))"
+  else
+    echo "=== pocl-$rel (PoCL $want): FAILED ($((SECONDS - start)) s: $(parts "$log")); the end of $log:"
+    tail -n 60 "$log"
+    return 1
+  fi
+}
+
+# alone REL: the alone phase of one release, in the build its suite left.
+alone() {
+  local rel=$1 want root=$TEAMS_ROOTS/$1 start=$SECONDS log=$logs/pocl-$1-alone.log
+  want=$(pocl_root_expect "$rel")
+  if [[ -d $root/build ]]; then
+    pocl_root_run "$root" "$src" bash -c "$inside_alone" >"$log" 2>&1
+  else
+    echo "no build in $root: run the suite phase first" >"$log"
+    false
+  fi
+  if (($? == 0)); then
+    echo "=== pocl-$rel-alone (PoCL $want): passed ($((SECONDS - start)) s)"
+  else
+    echo "=== pocl-$rel-alone (PoCL $want): FAILED ($((SECONDS - start)) s); the end of $log:"
+    tail -n 60 "$log"
+    return 1
+  fi
+}
+
 failed=()
-for rel in "${releases[@]}"; do
-  want=$(pocl_root_expect "$rel") || {
-    echo "=== pocl-$rel: FAILED (unknown release; known: trixie forky)"
-    failed+=("$rel")
-    continue
-  }
-  for step in suite alone; do
-    [[ $phase == all || $phase == "$step" ]] || continue
-    start=$SECONDS
-    name=pocl-$rel
-    [[ $step == alone ]] && name=$name-alone
-    log=$logs/$name.log
-    if [[ $step == suite ]]; then
-      {
-        root=$(pocl_root_make "$rel") &&
-          pocl_root_run "$root" "$src" bash -c "$inside_suite" inside "$want" "$jobs"
-      } >"$log" 2>&1
-    else
-      root=$TEAMS_ROOTS/$rel
-      if [[ -d $root/build ]]; then
-        pocl_root_run "$root" "$src" bash -c "$inside_alone" >"$log" 2>&1
-      else
-        echo "no build in $root: run the suite phase first" >"$log"
-        false
-      fi
-    fi
-    if (($? == 0)); then
-      echo "=== $name (PoCL $want): passed ($((SECONDS - start)) s)"
-    else
-      echo "=== $name (PoCL $want): FAILED ($((SECONDS - start)) s); the end of $log:"
-      tail -n 60 "$log"
-      failed+=("$name")
-    fi
+if [[ $phase == all || $phase == suite ]]; then
+  # Side by side; each one's lines go out whole as it ends (held in a
+  # file until then).
+  declare -A rel_of out
+  for rel in "${releases[@]}"; do
+    out[$rel]=$(mktemp)
+    suite "$rel" >"${out[$rel]}" 2>&1 &
+    rel_of[$!]=$rel
   done
-done
+  for _ in "${releases[@]}"; do
+    wait -n -p done_pid
+    rc=$?
+    rel=${rel_of[$done_pid]}
+    ((rc == 0)) || failed+=("pocl-$rel")
+    cat "${out[$rel]}"
+    rm -f "${out[$rel]}"
+  done
+fi
+if [[ $phase == all || $phase == alone ]]; then
+  for rel in "${releases[@]}"; do
+    # A release whose suite phase failed here has no build to run them in.
+    [[ " ${failed[*]} " == *" pocl-$rel "* ]] && continue
+    alone "$rel" || failed+=("pocl-$rel-alone")
+  done
+fi
 ((${#failed[@]} == 0))
