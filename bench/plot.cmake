@@ -24,7 +24,7 @@ if(TARGET teams-bench-cl)
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/plot-check.sh $<TARGET_FILE:teams-bench>
             ${CMAKE_CURRENT_BINARY_DIR}/plot-test-cl cl-launch cl-sync)
   set_tests_properties(bench-plot-cl PROPERTIES LABELS "pocl" TIMEOUT 300)
-  # cl-gap alone, a test of its own (its quick run is the longest, ~25 s).
+  # cl-gap alone, a test of its own (its quick run is the longest, under a minute).
   add_test(NAME bench-plot-cl-gap
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/plot-check.sh $<TARGET_FILE:teams-bench>
             ${CMAKE_CURRENT_BINARY_DIR}/plot-test-cl-gap cl-gap)
