@@ -53,7 +53,7 @@ static int run_child(const bench_conditions_opt *o, const char *path, size_t see
   char **env = bench_child_env(set, 2);
   char what[200];
   snprintf(what, sizeof what, "programs: seed %zu, %s, round %u", seed, systems[sys], round);
-  int rc = bench_run_program(group, round, what, argv, env, 60);
+  int rc = bench_run_program(group, round, what, argv, env, 120);
   free(env);
   return rc;
 }
