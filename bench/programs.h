@@ -260,10 +260,10 @@ static inline void prog_print_full(FILE *f, const char *prefix, const program *p
           pg->est_ms, pg->spin_cpu);
   for (unsigned k = 0; k < pg->nphases; k++) {
     const prog_phase *ph = &pg->phase[k];
-    fprintf(f, "%s phase %u (~%.1f ms serial): %u regions over %u loop%s %s; before each "
+    fprintf(f, "%s phase %u (~%.1f ms serial): %u regions over %u loop%s%s; before each "
                "region the host computes %s%s\n",
             prefix, k + 1, ph->est_ms, ph->regions, ph->nloops, ph->nloops > 1 ? "s" : "",
-            ph->nloops == 1 ? "" : ph->order_random ? "in a seeded random order" : "in turn",
+            ph->nloops == 1 ? "" : ph->order_random ? " in a seeded random order" : " in turn",
             ph->gap_us > 0 ? prog_us(w, sizeof w, ph->gap_us) : "nothing (back to back)",
             ph->gap_jitter ? " (uniform in 0.5-1.5x)" : "");
     for (unsigned i = 0; i <= ph->nloops; i++) {
