@@ -32,6 +32,11 @@
 #include "team-state.h"
 
 /* What hand_on copies into a child's line (beside the child's subtree). */
+/* What a flat hand-on did with the sleepers (NULL along the tree). */
+typedef struct sleepers {
+  size_t sat_out, woken;
+} sleepers;
+
 typedef struct desc {
   void (*f)(void *, size_t);
   void *ctx;
@@ -47,16 +52,29 @@ typedef struct desc {
  * For each child: its descriptor into its line, then the exchange of its go
  * word, and a wake-up when the old word had SLEEP (protocol 6, 9, 38), which
  * the holder in sentinel mode leaves to the sentinel (wake_req; *asleep
- * counts them; protocol 21).  Returns the number of children. */
+ * counts them; protocol 21).  z (flat regions only, else NULL) counts the
+ * workers woken and, unless `wake`, leaves the sleeping ones out.  Returns
+ * the number of children handed the region. */
 static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
-                      size_t k, bool tree, size_t *asleep) {
+                      size_t k, bool tree, size_t *asleep, bool wake,
+                      sleepers *z) {
   size_t rest = hi - me - 1, kids = k < rest ? k : rest;
   if (kids == 0)
     return 0;
   size_t q = rest / kids, r = rest % kids; /* tt__block's split, hoisted */
+  size_t handed = 0;
   for (size_t j = 0; j < kids; j++) {
     size_t lo = me + 1 + j * q + (j < r ? j : r);
     tt__worker *w = &tt__the_team.workers[lo];
+    /* A wake not made (protocol 10): a sleeping worker of a flat region
+     * is left out, its word untouched -- it stays asleep and its next
+     * publisher sees SLEEP -- and the holder runs its static chunk. */
+    if (!wake && z && (tt_atomic_load_relaxed(&w->go) & GO_SLEEP)) {
+      w->sat_out_gen = go >> GO_GEN_SHIFT;
+      z->sat_out++;
+      continue;
+    }
+    handed++;
     w->f = d->f;
     w->ctx = d->ctx;
     w->m = d->m;
@@ -65,17 +83,25 @@ static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
     w->hi = lo + q + (j < r);
     w->up = me;
     w->tree = tree;
+    tt_atomic_store_relaxed(&w->late, (tt_atomic_load_relaxed(&w->go) & GO_SLEEP) != 0);
     uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
+    tt_atomic_store_relaxed(&w->late, 1);
     if (asleep && tt__the_team.sentinel_mode) {
       tt_atomic_store_seq_cst(&w->wake_req, 1);
       (*asleep)++;
     } else {
+      /* the wake call and, by the worker, its latency: way.h's constants */
+      uint64_t t0 = tt__now_ns();
+      tt_atomic_store_relaxed(&w->wake_at, t0);
       tt__futex_wake(&w->go, 1);
+      tt__costs_wake_call(tt__now_ns() - t0);
+      if (z)
+        z->woken++;
     }
   }
-  return kids;
+  return handed;
 }
 
 typedef struct wait_done {
@@ -100,7 +126,8 @@ static void run_static(tt__worker *w, uint32_t go) {
   if (tree && w->hi > w->id + 1) {
     desc d = {w->f, w->ctx, w->m, w->p, w->mode};
     tt_atomic_store_relaxed(&w->done, 0);
-    kids = hand_on(w->id, w->hi, go, &d, tt__the_team.tree_k, true, NULL);
+    kids = hand_on(w->id, w->hi, go, &d, tt__the_team.tree_k, true, NULL, true,
+                   NULL);
   }
   tt__thread *me = tt__me();
   TT__AS_PARTICIPANT(me, w->id, true, w->f(w->ctx, w->id));
@@ -157,7 +184,7 @@ size_t tt__run_greedy(_Atomic size_t *next, void (*f)(void *, size_t),
 static void run_joined(tt__worker *w, uint32_t go) {
   if (w->tree && w->hi > w->id + 1) {
     desc d = {w->f, w->ctx, w->m, w->p, w->mode};
-    hand_on(w->id, w->hi, go, &d, tt__the_team.tree_k, true, NULL);
+    hand_on(w->id, w->hi, go, &d, tt__the_team.tree_k, true, NULL, true, NULL);
   }
   tt__thread *me = tt__me();
   if (w->mode == TT__MODE_EACH)
@@ -244,7 +271,7 @@ static size_t claim_late(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
  * holds the team; 2 <= p <= size; go from tt__next_go (or the resync's). */
 static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
                        void *ctx, size_t m, size_t p, tt__mode mode,
-                       bool claims, tt__own *own) {
+                       bool claims, bool wake, tt__own *own) {
   tt__team *T = &tt__the_team;
   uint32_t gen = go >> GO_GEN_SHIFT;
   tt_atomic_store_relaxed(&T->running_gen, gen);
@@ -265,7 +292,9 @@ static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
 
   desc d = {f, ctx, m, p, mode};
   size_t asleep = 0;
-  size_t kids = hand_on(0, p, go, &d, tree ? T->tree_k : p - 1, tree, &asleep);
+  sleepers z = {0, 0};
+  size_t kids = hand_on(0, p, go, &d, tree ? T->tree_k : p - 1, tree, &asleep,
+                        wake || !claims, tree ? NULL : &z);
   if (asleep) { /* protocol 21 */
     tt_atomic_fetch_add_seq_cst(&T->wake_seq, 1);
     if (tt_atomic_load_seq_cst(&T->sentinel_id) == 0)
@@ -279,16 +308,24 @@ static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
                        chunks = tt__run_greedy(&T->r.next, f, ctx, m, p));
   else
     TT__AS_PARTICIPANT(me, 0, true, f(ctx, 0));
+  /* The chunks of the workers that sat the region out: the holder's. */
+  if (z.sat_out && mode == TT__MODE_STATIC)
+    for (size_t c = 1; c < p; c++)
+      if (T->workers[c].sat_out_gen == gen) {
+        TT__AS_PARTICIPANT(me, 0, true, f(ctx, c));
+        chunks++;
+      }
   if (own) {
     own->ns = tt__now_ns() - t0;
     own->chunks = chunks;
+    own->woken = z.woken;
   }
 
   if (mode == TT__MODE_STATIC && tree) {
     wait_done wd = {&T->workers[0].done, (uint32_t)kids};
     tt__wait_until(kids_reported, &wd);
   } else if (mode == TT__MODE_STATIC) {
-    unsigned left_target = T->left_base += (unsigned)(p - 1);
+    unsigned left_target = T->left_base += (unsigned)kids;
     if (claims && !left_reached(&left_target))
       left_target = T->left_base -= (unsigned)claim_late(me, go, d.f, d.ctx, p, own);
     tt__wait_until(left_reached, &left_target);
@@ -319,7 +356,7 @@ uint32_t tt__next_go(tt__thread *me, uint32_t flags) {
     size_t n = tt__team_size();
     if (n > 1)
       run_region(me, (T->resync_gen << GO_GEN_SHIFT) | GO_STATIC, noop_chunk,
-                 NULL, n, n, TT__MODE_STATIC, false, NULL);
+                 NULL, n, n, TT__MODE_STATIC, false, true, NULL);
     T->gen = 2;
   }
   T->gen++;
@@ -327,12 +364,13 @@ uint32_t tt__next_go(tt__thread *me, uint32_t flags) {
 }
 
 void tt__run_parallel(tt__thread *me, void (*f)(void *, size_t), void *ctx,
-                      size_t m, size_t p, tt__mode mode, tt__own *own) {
-  /* A first-touch region keeps every chunk on its participant: no claims
-   * (protocol 10). */
+                      size_t m, size_t p, tt__mode mode, bool wake,
+                      tt__own *own) {
+  /* A first-touch region keeps every chunk on its participant: no claims,
+   * and every sleeper woken (protocol 10). */
   bool claims = mode != TT__MODE_STATIC_PLACED;
   if (!claims)
     mode = TT__MODE_STATIC;
   run_region(me, tt__next_go(me, mode == TT__MODE_STATIC ? GO_STATIC : 0), f,
-             ctx, m, p, mode, claims, own);
+             ctx, m, p, mode, claims, wake, own);
 }

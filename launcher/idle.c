@@ -158,7 +158,7 @@ void *tt__worker_main(void *arg) {
    * and it must be seen as new.  0 is the value start gave the word. */
   uint32_t seen = 0;
   uint64_t last_event = tt__now_ns(); /* last chunk or wake-up */
-  uint64_t deadline = last_event + T->spin_ns;
+  uint64_t deadline = last_event + tt_atomic_load_relaxed(&T->linger_ns);
   uint32_t ran_gen = 0;
   bool ran = false; /* ran a chunk of region ran_gen, which may still run */
 
@@ -172,7 +172,7 @@ void *tt__worker_main(void *arg) {
         ran = true;
       ran_gen = go >> GO_GEN_SHIFT;
       last_event = tt__now_ns();
-      deadline = last_event + T->spin_ns;
+      deadline = last_event + tt_atomic_load_relaxed(&T->linger_ns);
       continue;
     }
     /* Spin: check the clock only every few rounds (a clock read costs more
@@ -187,7 +187,7 @@ void *tt__worker_main(void *arg) {
     uint64_t now = tt__now_ns();
     if (ran) {
       if (region_running(ran_gen))
-        deadline = now + T->spin_ns;
+        deadline = now + tt_atomic_load_relaxed(&T->linger_ns);
       else
         ran = false; /* counts down from the last push */
     }
@@ -221,7 +221,11 @@ void *tt__worker_main(void *arg) {
       tt__futex_wait(&w->go, seen | GO_SLEEP);
     tt_atomic_fetch_add_relaxed(&T->awake, 1);
     last_event = tt__now_ns();
-    deadline = last_event + T->spin_ns;
+    /* woken by a holder's call: a sample of the wake's latency (way.h) */
+    uint64_t at = tt_atomic_exchange_relaxed(&w->wake_at, 0);
+    if (at && last_event > at && last_event - at < 50000000u)
+      tt__costs_wake_lat(last_event - at);
+    deadline = last_event + tt_atomic_load_relaxed(&T->linger_ns);
   }
   return NULL;
 }

@@ -225,8 +225,10 @@ int tt_launch(const tt_kernel *k, const void *args, const tt_launch_config *cfg)
       return TT_ENOMEM;
   }
 
-  err = tt_foreach_range(range_chunk, &L, L.nd.ngroups, cfg->grain, p,
-                         cfg->schedule);
+  /* The kernel is the loop the way keeps a record of (protocol 43): its
+   * own work, whatever else launches through range_chunk. */
+  err = tt__foreach_range_site(k, range_chunk, &L, L.nd.ngroups, cfg->grain, p,
+                               cfg->schedule);
   free(L.nested_local);
   if (err == 0 && tt_atomic_load_relaxed(&L.failed))
     err = TT_ENOMEM;

@@ -193,19 +193,13 @@ static int start_locked(int tid) {
   tt__pin pin = (tt__pin)set.value[TT__SET_PIN];
   tt_atomic_store_relaxed(&T->pin, (int)pin);
   T->spin_ns = (uint64_t)set.value[TT__SET_SPIN_US] * 1000u;
+  T->spin_fixed = set.set[TT__SET_SPIN_US];
+  tt_atomic_store_relaxed(&T->linger_ns, T->spin_ns);
+  T->probed = false;
   T->yield_after_ns = tt__yield_threshold_ns();
   T->cpus = cpus;
   T->requested = n;
   T->degraded[0] = 0;
-  /* What the way's rule reads: the clock's and a look's cost and OpenMP's
-   * spin, measured once per process; the team's spin, as now set. */
-  static uint64_t clock_ns, look_ns, omp_spin_ns;
-  if (!look_ns) {
-    clock_ns = tt__way_clock_cost();
-    look_ns = tt__way_look_cost();
-    omp_spin_ns = tt__lend_spin_ns();
-  }
-  tt__way_init(clock_ns, look_ns, T->spin_ns, omp_spin_ns);
 
   int *cpus_of = malloc(n * sizeof *cpus_of);
   tt__worker *ws = aligned_alloc(TT_CACHE_PAD, n * sizeof *ws);
@@ -282,11 +276,9 @@ static int start_locked(int tid) {
     atexit(report_at_exit);
     fprintf(stderr,
             "teams: team of %zu participants (asked %zu), topology %.2f ms, "
-            "start %.2f ms, yield after %.1f us, a timed region %llu ns (a "
-            "clock read %llu)%s%s\n",
+            "start %.2f ms, yield after %.1f us%s%s\n",
             tt__team_size(), T->requested, topo_ms, T->start_ms,
-            (double)T->yield_after_ns / 1e3, (unsigned long long)look_ns,
-            (unsigned long long)clock_ns,
+            (double)T->yield_after_ns / 1e3,
             T->degraded[0] ? ", degraded: " : "", T->degraded);
     char list[256];
     tt__cpulist_format(&cs.cpus, list, sizeof list);

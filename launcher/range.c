@@ -234,9 +234,14 @@ static void steal_each(void *ctx, size_t i) {
   /* Run serially (the team was busy, or nested): no owner will come, so
    * nothing is worth protecting (protocol 29).  Only participant 0 runs
    * then, so the plain write races with no one. */
+  tt__steal_region *r = ctx;
   if (!tt__region_parallel())
-    ((tt__steal_region *)ctx)->protect_passes = 0;
-  tt__steal_participant(ctx, i);
+    r->protect_passes = 0;
+  tt__steal_participant(r, i);
+  /* the caller's share of the work, for the way (its own slot only: the
+   * others may still run) */
+  if (i == 0 && r->n)
+    tt__region_share((double)r->slots[0].ran / (double)r->n);
 }
 
 /* The steal schedule's region; loop: the auto schedule's record (NULL:

@@ -117,6 +117,7 @@ static void drain(const tt__steal_region *r, tt__steal_slot *me) {
     size_t begin = (size_t)front * r->unit;
     size_t end = r->n - begin > r->unit ? begin + r->unit : r->n;
     r->f(r->ctx, begin, end);
+    me->ran += end - begin;
   }
 }
 
@@ -139,8 +140,10 @@ static int try_steal(const tt__steal_region *r, size_t self, size_t v,
   if (TT__RANGE_FRONT(w) >= TT__RANGE_BACK(w))
     return TRY_NOTHING;
   uint32_t owner = tt_atomic_load_relaxed(&vs->state);
-  if (owner == TT__OWNER_IDLE && passes < r->protect_passes) {
-    /* startup protection (protocol 29) */
+  if (owner == TT__OWNER_IDLE && passes < r->protect_passes &&
+      !tt__participant_late(v)) {
+    /* startup protection (protocol 29), not for an owner that was asleep
+     * when the region was published: it comes after a wake-up, if at all */
     me->protected_skips++;
     return TRY_SKIPPED;
   }
@@ -237,7 +240,7 @@ static int scan_most(const tt__steal_region *r, size_t self,
       if (front >= back || back - front <= most)
         continue;
       if (tt_atomic_load_relaxed(&r->slots[v].state) == TT__OWNER_IDLE &&
-          passes < r->protect_passes) {
+          passes < r->protect_passes && !tt__participant_late(v)) {
         me->protected_skips++;
         *skipped = 1;
         continue;

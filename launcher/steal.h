@@ -49,6 +49,7 @@ typedef struct tt__steal_slot {
    * (tt__team_run's completion orders them). */
   tt__steal_counts stats;
   uint64_t backoffs;        /* back-offs before steals (Go's rule) */
+  uint64_t ran;             /* indices this participant ran */
   uint64_t protected_skips; /* protected blocks passed over */
 } tt__steal_slot;
 

@@ -67,6 +67,13 @@ bool tt__in_openmp_parallel(void);
  * chunk of a region that runs serially (busy rule, nesting) and outside:
  * an EACH-mode function need not wait for participants that cannot come. */
 bool tt__region_parallel(void);
+/* Whether participant i of the running team region was asleep when the
+ * region was published (woken, or sitting it out): a hint for the steal
+ * schedule's protection of blocks whose owners have not started (team.c). */
+bool tt__participant_late(size_t i);
+/* Participant 0 of an each region tells what share of the region's work it
+ * ran (0 < share <= 1), for the way's measure of the work (team.c). */
+void tt__region_share(double share);
 
 /* Block c of [0, n) split into p blocks balanced to within one (the first
  * n % p blocks are one longer): [*begin, *end).  Precondition: c < p. */

@@ -79,12 +79,24 @@ typedef struct tt__worker {
    * `left`.  Up to here the first 64 bytes: a flat hand-off moves one cache
    * line (docs/measurements.md, "The team's words"). */
   bool tree;
+  /* Whether this worker was not spinning when the region in its line was
+   * published (asleep: woken, or sitting it out): the steal schedule does
+   * not keep its block for it (protocol 29).  Written by the holder before
+   * the exchange, read by thieves as a hint: relaxed. */
+  _Atomic uint8_t late;
   size_t hi, up;
   /* Tree join of a static region: this participant's children add 1 each,
    * it waits for their number.  Reset by this participant before it hands
    * the region on (workers[0].done is the holder's).  In the next line,
    * away from the go word its children's reports would otherwise steal. */
   _Alignas(64) _Atomic uint32_t done;
+  /* The clock when the holder made its last wake call to this worker (0:
+   * none pending), exchanged to 0 by the worker when it runs again: one
+   * sample of the wake's latency (way.h, tt__costs_wake_lat). */
+  _Atomic uint64_t wake_at;
+  /* Holder-only: the generation of the last flat region this worker sat
+   * out, asleep and not woken (its static chunk is the holder's). */
+  uint32_t sat_out_gen;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
   size_t id;
@@ -132,6 +144,15 @@ typedef struct tt__team {
   _Atomic size_t size;
   tt__worker *workers; /* workers[0] unused: participant 0 is the caller */
   uint64_t spin_ns;
+  /* How long an idle worker spins after its last chunk or wake-up: the
+   * way's model sets it before each team region it chooses (way.c,
+   * "Spinning"), TEAMS_SPIN_US when set (spin_fixed) or the way is fixed.
+   * Written by the holder before the exchange that publishes a region,
+   * read by workers: relaxed. */
+  _Atomic uint64_t linger_ns;
+  bool spin_fixed;
+  /* Holder-only: the constants of way.h were measured since this start. */
+  bool probed;
   /* A spinner yields the CPU between looks once it has waited this long
    * (idle.c, "Yielding"): measured at start. */
   uint64_t yield_after_ns;
@@ -193,6 +214,7 @@ typedef struct tt__thread {
   int self, depth;
   bool parallel;
   signed char first;
+  double share; /* tt__region_share's, for the region this thread holds */
   tt__loops loops;
 } tt__thread;
 
@@ -233,10 +255,14 @@ static inline tt__thread *tt__me(void) {
 typedef struct tt__own {
   uint64_t ns;
   size_t chunks;
+  size_t woken; /* sleeping workers the holder woke */
 } tt__own;
 uint32_t tt__next_go(tt__thread *me, uint32_t flags);
+/* wake: wake the workers that sleep; else a flat region leaves them out
+ * (they sit it out: a static chunk of theirs is the holder's, protocol 10). */
 void tt__run_parallel(tt__thread *me, void (*f)(void *, size_t), void *ctx,
-                      size_t m, size_t p, tt__mode mode, tt__own *own);
+                      size_t m, size_t p, tt__mode mode, bool wake,
+                      tt__own *own);
 /* fork.c: the region a worker found in its go word *seen: claim and run
  * its part, hand it on (tree), report or leave; *seen becomes the word as
  * the claim left it.  Returns false when the worker ran nothing of it: a

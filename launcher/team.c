@@ -39,22 +39,13 @@ static tt__way fixed_way(void) {
   return run ? (tt__way)(run - 1) : TT__WAYS;
 }
 
-/* Whether a way's threads spin now (tt__way_spins): the team's, when a
- * worker is awake; OpenMP's, as lend.c reads the CPU time (asked only
- * where lending is possible). */
-static bool spins(tt__way x) {
-  if (x == TT__WAY_TEAM)
-    return tt_atomic_load_relaxed(&tt__the_team.awake) > 0;
-  return x != TT__WAY_LEND || tt__lend_spinning();
-}
-
 /* The region, once m and p are what it runs (m >= 2, 2 <= p <= m) and the
  * caller is outside any chunk: the way (l: the loop's record, NULL for a
  * fixed way or a first-touch region), then the team.  all: first touch. */
 static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
                     size_t m, size_t p, tt__mode mode, bool all, tt__loop *l,
                     int *parallel) {
-  if ((l && tt__loop_skip_serial(l)) || tt__in_openmp_parallel()) {
+  if ((l && tt__loop_skip_serial(&me->loops, l)) || tt__in_openmp_parallel()) {
     run_serial(me, f, ctx, m, mode);
     return 0;
   }
@@ -65,20 +56,31 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   }
   if (tt_atomic_load_relaxed(&tt__the_team.resize))
     tt__resize_now();
+  /* The way's constants, by the first holder after each start
+   * (way-probe.c); held: probed is the holder's. */
+  if (!tt__the_team.probed && tt__try_take(me)) {
+    if (tt_atomic_load_acquire(&tt__the_team.running) && !tt__the_team.probed) {
+      tt__the_team.probed = true;
+      tt__costs_probe();
+    }
+    tt__release();
+  }
 
-  /* The way (protocol 43); first touch always runs on the team (its pages
-   * stay where the chunks ran). */
-  tt__way_plan plan = {NULL, false, m, mode, 0};
-  tt__way way = TT__WAY_TEAM;
-  bool can_lend = !all && tt__lend_possible(me, p);
-  if (!all)
-    way = tt__way_choose(&me->loops, l, m, mode, fixed_way(), can_lend, spins,
-                         &plan);
-  tt__way_cost cost = {0, 0, 0, 0};
-  uint64_t t0 = !plan.timed ? 0 : plan.t0 ? plan.t0 : tt__now_ns();
+  /* The way (protocol 43), from the state the region meets; first touch
+   * always runs on the team, every worker woken (its pages stay where the
+   * chunks ran). */
+  tt__way_state st = {0, 0, false, false};
+  st.spinning = tt_atomic_load_relaxed(&tt__the_team.awake);
+  st.team_size = tt__team_size();
+  st.can_lend = !all && tt__lend_possible(me, p);
+  st.omp_spins = st.can_lend && tt__lend_spinning();
+  tt__way_plan plan;
+  tt__way_choose(&me->loops, all ? NULL : l, m, p, mode,
+                 all ? TT__WAYS : fixed_way(), &st, &plan);
+  tt__way_cost cost = {0, 0, 0, 0, 0};
   tt__way ran = TT__WAY_TEAM;
   bool held = false;
-  if (way != TT__WAY_SERIAL) {
+  if (plan.way != TT__WAY_SERIAL) {
     held = tt__try_take(me);
     if (!held && tt_atomic_load_relaxed(&tt__the_team.busy_wait)) {
       tt__take_waiting(me);
@@ -109,28 +111,39 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     ran = TT__WAY_SERIAL;
     if (plan.timed) {
       cost.end_ns = tt__now_ns();
-      cost.ns = cost.own_ns = cost.end_ns - t0;
-      cost.own_chunks = m;
+      cost.ns = cost.own_ns = cost.end_ns - plan.t0;
+      cost.own_share = 1;
       tt__way_record(&me->loops, &plan, ran, &cost);
     }
     return 0;
   }
-  if (way == TT__WAY_LEND && !tt__lend_possible(me, p))
-    way = TT__WAY_TEAM; /* a restart since the choice changed the settings */
-  tt__own own = {0, 0};
-  if (way == TT__WAY_LEND && tt__lend(f, ctx, m, p, mode) > 0) {
+  tt__team *T = &tt__the_team;
+  if (plan.way == TT__WAY_LEND && !tt__lend_possible(me, p))
+    plan.way = TT__WAY_TEAM; /* a restart since the choice changed the settings */
+  tt__own own = {0, 0, 0};
+  me->share = 0;
+  if (plan.way == TT__WAY_LEND && tt__lend(f, ctx, m, p, mode) > 0) {
     ran = TT__WAY_LEND;
   } else {
+    /* the workers' spin after it: the model's (way.c), unless fixed */
+    if (plan.loop && !T->spin_fixed)
+      tt_atomic_store_relaxed(&T->linger_ns, plan.linger);
+    /* along the tree every sleeper is woken (its leaders hand on) */
+    bool wake = plan.wake || p >= tt_atomic_load_relaxed(&T->tree_min);
     tt__run_parallel(me, f, ctx, m, p,
                      all && mode == TT__MODE_STATIC ? TT__MODE_STATIC_PLACED : mode,
-                     plan.timed ? &own : NULL);
+                     wake, plan.timed ? &own : NULL);
   }
   tt__release();
   if (plan.timed) {
     cost.end_ns = tt__now_ns();
-    cost.ns = cost.end_ns - t0;
+    cost.ns = cost.end_ns - plan.t0;
     cost.own_ns = own.ns;
-    cost.own_chunks = own.chunks;
+    cost.woken = own.woken;
+    if (ran == TT__WAY_TEAM)
+      cost.own_share = mode != TT__MODE_EACH ? (double)own.chunks / (double)m
+                       : me->share > 0       ? me->share
+                                             : 1.0 / (double)p;
     tt__way_record(&me->loops, &plan, ran, &cost);
   }
   if (parallel)
@@ -194,6 +207,13 @@ size_t tt__team_tree_min(void) {
 }
 
 bool tt__region_parallel(void) { return tt__me()->parallel; }
+
+void tt__region_share(double share) { tt__me()->share = share; }
+
+bool tt__participant_late(size_t i) {
+  return i > 0 && i < tt__team_size() &&
+         tt_atomic_load_relaxed(&tt__the_team.workers[i].late);
+}
 
 tt__loops *tt__way_mine(void) { return &tt__me()->loops; }
 

@@ -157,6 +157,9 @@ byte done_cnt[NP];
  * "load(wake_seq) != seq" is "poked": the same behaviours, with one bit
  * instead of two counters. */
 byte sentinel_id;
+/* the generation of the last flat region each worker sat out (fork.c's
+ * holder-only sat_out_gen; 0: none since it was last handed one) */
+byte sat[NP];
 bool poked;
 bool wake_req[NP];
 /* ghost: resignations without a go word change (overcommitted()), bounded
@@ -209,7 +212,7 @@ inline wake_requested(upto) {
  * its subtree.  For each: the descriptor, the exchange of its go word, and
  * the wake-up when the old word had SLEEP (deleg: left to the sentinel).
  * Leaves the number of children in kids. */
-inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg) {
+inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg, h_wake) {
   atomic {
     assert(h_me == 0 || d_gen[h_me] == g); /* reads its own descriptor */
     rest = h_hi - h_me - 1;
@@ -218,10 +221,23 @@ inline hand_on(h_me, h_hi, h_gw, h_m, h_p, h_mode, h_tr, h_deleg) {
     :: kids > rest -> kids = rest
     :: else
     fi;
-    i = 0
+    i = 0;
+    nh = 0
   }
   do
-  :: i < kids ->
+  :: i < kids && !h_tr && !h_wake && (go[h_me + 1 + i] & GO_SLEEP) ->
+    /* a wake not made (10): the sleeper's word is left as it is, and the
+     * holder will run its static chunk (a load, then holder-only data) */
+#ifdef MUT_SIT_OUT_EXCHANGE
+    go[h_me + 1 + i] = h_gw; /* published without its wake-up */
+#endif
+#ifdef MUT_SIT_OUT_COUNTED
+    nh++;
+#endif
+    atomic { sat[h_me + 1 + i] = g; i++ }
+  :: i < kids && (h_tr || h_wake || !(go[h_me + 1 + i] & GO_SLEEP)) ->
+    nh++;
+    sat[h_me + 1 + i] = 0;
     atomic { /* the child's run, and its descriptor: plain stores into its line */
       if
       :: h_tr ->
@@ -347,7 +363,7 @@ inline run_region(me, m, p, mode, keep) {
     }
     left_base = 0
   fi;
-  hand_on(0, p, gw, m, p, mode, tr, DELEG);
+  hand_on(0, p, gw, m, p, mode, tr, DELEG, wake);
 #ifdef SENTINEL_MODE
   if
   :: asleep ->
@@ -361,7 +377,7 @@ inline run_region(me, m, p, mode, keep) {
   fi;
 #endif
   if /* a flat static region waits for the p - 1 workers it handed it to */
-  :: mode == ST_STATIC && !tr -> atomic { left_base = left_base + p - 1; target = left_base }
+  :: mode == ST_STATIC && !tr -> atomic { left_base = left_base + nh; target = left_base }
   :: else
   fi;
   /* the holder's own share, as participant 0 */
@@ -369,6 +385,22 @@ inline run_region(me, m, p, mode, keep) {
   :: mode == ST_GREEDY -> run_greedy(0, m, p)
   :: else -> atomic { CHUNK(0) }
   fi;
+  /* the chunks of the workers that sat it out: the holder's (holder-only
+   * data: one step) */
+  atomic {
+    c = 1;
+    do
+    :: c < p ->
+      if
+#ifndef MUT_SIT_OUT_LOST
+      :: mode == ST_STATIC && sat[c] == g -> CHUNK(c)
+#endif
+      :: else
+      fi;
+      c++
+    :: else -> c = 0; break
+    od
+  }
   if
   :: mode == ST_STATIC && tr -> atomic { done_cnt[0] == kids; kids = 0 } /* WAIT_UNTIL */
   :: mode == ST_STATIC && !tr ->
@@ -457,6 +489,7 @@ inline next_go(me, flags) {
     resync_gen = (resync_gen == 1 -> 2 : 1);
 #endif
     gw = resync_gen * 8 + GO_STATIC;
+    wake = 1;
     run_region(me, NP, NP, ST_STATIC, 1);
     tgen = 2
 #endif
@@ -471,13 +504,20 @@ inline next_go(me, flags) {
 
 inline run_parallel(me, m, p, mode) {
   next_go(me, (mode == ST_STATIC -> GO_STATIC : 0));
-  run_region(me, m, p, mode, 0)
+#ifdef SIT_OUT
+  if /* way.c: wake the sleepers or leave them out */
+  :: wake = 1
+  :: wake = 0
+  fi;
+#endif
+  run_region(me, m, p, mode, 0);
+  wake = 1
 }
 
 proctype Holder(byte me) {
   byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target;
-  byte kids, rest, lo, hi2;
-  bool took, asleep, tr;
+  byte kids, rest, lo, hi2, nh;
+  bool took, asleep, tr, wake = 1;
   byte n, way; /* way.c's choice: WAY_TEAM, WAY_LEND, WAY_SERIAL */
   do
   :: n < NREG ->
@@ -530,7 +570,7 @@ proctype Holder(byte me) {
 
 proctype Worker(byte me) {
   byte seen_go, cur, g, c, j, k, b, seen;
-  byte i, prev, kids, rest, lo, hi2;
+  byte i, prev, kids, rest, lo, hi2, nh;
   byte ok; /* 0, 1; after a join, 2 for a leader */
   bool asleep;
 top:
@@ -590,7 +630,7 @@ top:
        done_cnt[me] = 0;
 #endif
        /* the word it was handed, without its own claim */
-       hand_on(me, d_hi[me], seen_go - GO_CLAIM, d_m[me], d_p[me], ST_STATIC, d_tree[me], 0);
+       hand_on(me, d_hi[me], seen_go - GO_CLAIM, d_m[me], d_p[me], ST_STATIC, d_tree[me], 0, 1);
 #ifdef MUT_TREE_LATE_RESET
        done_cnt[me] = 0; /* after handing on: a child's report is lost */
 #endif
@@ -639,7 +679,7 @@ top:
     }
     if
     :: ok == 2 -> /* run_joined: hand on to its subtree first */
-      hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0);
+      hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0, 1);
       kids = 0;
       run_joined(me)
     :: ok == 1 -> run_joined(me)
@@ -647,7 +687,7 @@ top:
 #ifdef MUT_TREE_STALE_FORWARD
       if /* hands on a region it did not join */
       :: d_hi[me] != me + 1 ->
-        hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0);
+        hand_on(me, d_hi[me], seen_go, d_m[me], d_p[me], d_mode[me], d_tree[me], 0, 1);
         kids = 0
       :: else
       fi;
@@ -747,8 +787,8 @@ out:
 /* tt_team_shutdown, from a thread of its own */
 proctype Shutdown() {
   byte k, g, gw, i, prev, c, w, j, b, seen, target;
-  byte kids, rest, lo, hi2;
-  bool asleep, tr;
+  byte kids, rest, lo, hi2, nh;
+  bool asleep, tr, wake = 1;
   byte me = NH + 1;
 #ifdef SHUTDOWN_LAST
   done == NH; /* after the host threads' regions */

@@ -1,66 +1,99 @@
-/* teams: what the way's rule (way.c) reads at team start, measured here,
- * and TEAMS_DEBUG's report of what it did.
+/* teams: the way's constants (way.h, tt__the_costs) measured on the running
+ * team, and TEAMS_DEBUG's report of what the rule did.
  *
- * A timed region costs its look at the loop's record (tt__way_choose,
- * tt__way_record and the completion at the loop's next region) and two
- * clock reads: measured once, at the first team start, on a scratch table
- * (docs/measurements.md, "The way's probes").  The rule times one region in
- * as many as keep that under 1/TT__OVERHEAD_DIV of the regions' cost. */
+ * The probe runs once per team start, by the first holder, before that
+ * holder's region: a few empty regions on the whole team with the workers
+ * spinning (`fork`: their cost per worker), then, on one worker made to
+ * sleep, empty regions that wake it (`wake_call`, timed by hand_on, and
+ * `wake_lat`, by the worker when it runs).  About 50 us on the 2-core
+ * guests (docs/measurements.md, "The way's constants").  The wake samples
+ * go on with every wake the holders make; `fork` is the probe's alone
+ * (each loop's own miss is its `extra`, way.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "team-state.h"
 #include "way.h"
 
-uint64_t tt__way_clock_cost(void) {
-  uint64_t best = UINT64_MAX;
-  for (int i = 0; i < 16; i++) {
-    uint64_t a = tt__now_ns(), b = tt__now_ns();
-    best = b - a < best ? b - a : best;
+static void empty(void *ctx, size_t c) {
+  (void)ctx;
+  (void)c;
+}
+
+static uint64_t median5(uint64_t *v) {
+  for (int i = 1; i < 5; i++)
+    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      uint64_t x = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = x;
+    }
+  return v[2];
+}
+
+/* Precondition: the caller holds the team, which runs with n >= 2. */
+void tt__costs_probe(void) {
+  tt__team *T = &tt__the_team;
+  tt__thread *me = tt__me();
+  size_t n = tt__team_size();
+  if (tt_atomic_load_relaxed(&tt__the_costs.look) == 0) {
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 16; i++) {
+      uint64_t a = tt__now_ns(), b = tt__now_ns();
+      best = b - a < best ? b - a : best;
+    }
+    /* two clock reads and the record's few loads and stores */
+    tt__costs_set(0, 0, 0, (uint32_t)(2 * best + 20));
   }
-  return best;
-}
-
-static bool never(tt__way x) {
-  (void)x;
-  return false;
-}
-
-/* The cheapest of 16 looks on a scratch table, and a clock read.  Under the
- * lifecycle lock (the first start), so the scratch table is this call's. */
-uint64_t tt__way_look_cost(void) {
-  static tt__loops scratch;
-  static const char key;
-  uint64_t best = UINT64_MAX;
-  for (int i = 0; i < 16; i++) {
+  if (n < 2)
+    return;
+  uint64_t linger = tt_atomic_load_relaxed(&T->linger_ns);
+  /* fork: on spinning workers (the first region wakes them) */
+  tt_atomic_store_relaxed(&T->linger_ns, 1000000);
+  uint64_t v[5];
+  tt__run_parallel(me, empty, NULL, n, n, TT__MODE_STATIC, true, NULL);
+  for (int i = 0; i < 5; i++) {
     uint64_t a = tt__now_ns();
-    tt__way_plan plan;
-    tt__loop *l = tt__loop_find(&scratch, &key, 2, 2);
-    tt__way w = tt__way_choose(&scratch, l, 2, TT__MODE_STATIC, TT__WAYS,
-                               false, never, &plan);
-    tt__way_cost c = {1000, 0, 0, a + 1000};
-    tt__way_record(&scratch, &plan, w, &c);
-    uint64_t b = tt__now_ns();
-    best = b - a < best ? b - a : best;
+    tt__run_parallel(me, empty, NULL, n, n, TT__MODE_STATIC, true, NULL);
+    v[i] = tt__now_ns() - a;
   }
-  memset(&scratch, 0, sizeof scratch);
-  return best + tt__way_clock_cost();
+  uint64_t fork = median5(v) / (n - 1);
+  tt__costs_set((uint32_t)(fork ? fork : 1), 0, 0, 0);
+  /* the wake: worker 1 sleeps at once after each region; a region of two
+   * wakes it (at most 3 tries, 2 ms each, to find it asleep) */
+  tt_atomic_store_relaxed(&T->linger_ns, 0);
+  tt_atomic_store_relaxed(&tt__the_costs.wake_call, 0);
+  tt_atomic_store_relaxed(&tt__the_costs.wake_lat, 0);
+  for (int i = 0; i < 4; i++) {
+    uint64_t until = tt__now_ns() + 2000000;
+    while (!(tt_atomic_load_relaxed(&T->workers[1].go) & GO_SLEEP) &&
+           tt__now_ns() < until)
+      tt__cpu_relax();
+    tt__run_parallel(me, empty, NULL, 2, 2, TT__MODE_GREEDY, true, NULL);
+  }
+  tt_atomic_store_relaxed(&T->linger_ns, linger);
 }
 
 /* At exit, on the thread that ends the process (usually the one that
- * launched): its loops and the idle rule's counters. */
+ * launched): the constants, its loops and the idle rule's counters. */
 void tt__way_report(void) {
-  static const char *const names[TT__WAYS] = {"team", "caller", "openmp"};
   const tt__loops *t = &tt__thr.loops;
+  tt__costs *c = &tt__the_costs;
   fprintf(stderr,
-          "teams: ways: timed regions on the team %llu, on the caller %llu, "
-          "on OpenMP's threads %llu; trials %llu, %llu, %llu; %llu switches; "
-          "workers slept %llu times after their spin, %llu overcommitted, "
-          "%llu beside the holder\n",
-          (unsigned long long)t->timed[0], (unsigned long long)t->timed[1],
-          (unsigned long long)t->timed[2], (unsigned long long)t->trials[0],
-          (unsigned long long)t->trials[1], (unsigned long long)t->trials[2],
-          (unsigned long long)t->switches,
+          "teams: ways: constants: fork %u ns per worker, wake call %u ns, "
+          "wake latency %u ns, lent %u / %u ns (OpenMP asleep / spinning; 0: "
+          "not measured), look %u ns\n",
+          tt_atomic_load_relaxed(&c->fork), tt_atomic_load_relaxed(&c->wake_call),
+          tt_atomic_load_relaxed(&c->wake_lat), tt_atomic_load_relaxed(&c->lend[0]),
+          tt_atomic_load_relaxed(&c->lend[1]), tt_atomic_load_relaxed(&c->look));
+  fprintf(stderr,
+          "teams: ways: regions on the team %llu, on the caller %llu, on "
+          "OpenMP's threads %llu (%llu timed); trials %llu, %.1f us in all; "
+          "gap between regions %.1f us; workers slept %llu times after "
+          "their spin, %llu overcommitted, %llu beside the holder\n",
+          (unsigned long long)t->ran[TT__WAY_TEAM],
+          (unsigned long long)t->ran[TT__WAY_SERIAL],
+          (unsigned long long)t->ran[TT__WAY_LEND], (unsigned long long)t->timed,
+          (unsigned long long)t->trials, t->trial_ns / 1e3, (double)t->gap / 1e3,
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_spun),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder));
@@ -69,9 +102,7 @@ void tt__way_report(void) {
     if (!l->key)
       continue;
     fprintf(stderr,
-            "teams:   loop %p n<2^%u p=%u: on the %s; ns per region: team %.0f, "
-            "caller %.0f, openmp %.0f (work %.0f)\n",
-            l->key, l->size_class, l->p, names[l->cur], (double)l->est[0],
-            (double)l->est[1], (double)l->est[2], (double)l->work);
+            "teams:   loop %p n<2^%u p=%u: work %.0f ns, team's extra %.0f ns\n",
+            l->key, l->size_class, l->p, (double)l->work, (double)l->extra);
   }
 }

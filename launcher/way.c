@@ -1,13 +1,54 @@
 /* teams: how a region runs -- on the team, lent to OpenMP, or on the caller
- * alone.  The rule is docs/protocol.md item 43, one paragraph, and its
- * constants are the table under it; this file keeps it and names its
- * parts as the paragraph does.  Each way is to the rule what its
- * properties are, and nothing else: its estimate (est), its bound (work
- * over its threads: `alone` marks the way on the caller alone, whose bound
- * is its cost), its linger (how long its threads spin after its last
- * region) and whether they spin now (tt__way_spins, asked of the caller).
- * Only the thread that owns a table reads or writes it, holding the team
- * or not: no synchronization. */
+ * alone -- and how long the team's workers spin after it.  The rule is
+ * docs/protocol.md item 43; this file keeps it.
+ *
+ * A cost model, not trials.  Each way's cost for the next region is a
+ * formula of the loop's work E (ns on the caller alone, measured whenever
+ * the loop runs), the state of the threads at that moment (how many of the
+ * team's workers spin, whether OpenMP's threads do), and the process's
+ * constants (tt__the_costs): `fork`, what a region on spinning workers
+ * costs beyond its work, per worker; `wake_call`, the caller's futex wake
+ * of a sleeping worker; `wake_lat`, from that call until the worker runs;
+ * `lend`, a lent region beyond its work.  The constants are measured by
+ * the first holder after every team start (way-probe.c) and by every
+ * region that meets them (each wake is timed by the holder and by the
+ * woken worker), so a loaded machine, a vCPU that halts, a CPU set that
+ * changed are followed without a rule that knows them.  A loop's one
+ * measured correction is `extra`: what its regions on spinning workers
+ * cost beyond the formula (its imbalance, its memory traffic).
+ *
+ * The formulas (E work, p participants, s of the p - 1 workers spinning,
+ * k = p - 1 - s asleep, F(q) = fork (q - 1)):
+ *   caller alone   E
+ *   team, the sleepers sit out (no wake call; their chunks are the caller's)
+ *                  F(s + 1) + E / (s + 1)        (static: + k E / p)
+ *   team, the sleepers woken: the caller makes k wake calls and starts at
+ *   once; they arrive at A = k wake_call + wake_lat, and take only what is
+ *   left (fork.c)
+ *                  greedy: if the caller and the spinners finish by A,
+ *                  (E + k wake_call) / (s + 1), else A + (E - D) / p with
+ *                  D = s A + wake_lat done by then
+ *                  static: A + E / p when a sleeper comes before the caller
+ *                  has run its own chunk, else k wake_call + (k + 1) E / p
+ *   lent           lend[spinning] + E / p
+ * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
+ * no number yet is tried once: a loop's first region runs on the team (its
+ * cost over the caller alone is bounded by the wake calls: the caller
+ * starts at once) and gives E; lending, where possible, is tried once per
+ * state of OpenMP's threads, when the team would win.  Trials are counted
+ * with their time (TEAMS_DEBUG=1's report).
+ *
+ * Spinning.  After a region on the team its workers spin for `linger`:
+ * SPIN_WORTH times what spinning workers save the loop's next region (its
+ * cost with the workers asleep less its cost with them spinning), and not
+ * at all when this thread's regions come further apart than that (its gap,
+ * measured).  So a worker burns a CPU only while the next region is
+ * expected within what the spin is worth, and sleeping when it is not loses
+ * at most 1/SPIN_WORTH of the loop's time.  TEAMS_SPIN_US, when set, fixes
+ * the spin; a fixed way (TEAMS_RUN) spins TEAMS_SPIN_US's value.
+ *
+ * Only the thread that owns a table reads or writes it: no synchronization.
+ * The constants are relaxed atomics (way.h). */
 #include <string.h>
 
 #include "atomic.h"
@@ -15,30 +56,46 @@
 #include "way.h"
 
 #define NONE TT__WAYS
-#define SETTLED TT__WAY_SETTLED
-#define SLICE_NS 4e6f /* a scheduler time slice as a waiting region meets it */
-#define HORIZON_NS (TT__OVERHEAD_DIV * SLICE_NS)
-#define TRIAL_DIV (TT__OVERHEAD_DIV * (TT__WAYS - 1))
-#define MARGIN (1.0f / TT__OVERHEAD_DIV)
-#define LEVEL 2.0f
+/* A timed region moves a loop's numbers by 1/FOLLOW of its difference. */
+#define FOLLOW 4.0f
+/* Sleeping after a gap of at least SPIN_WORTH times what spinning saves
+ * loses at most 1/SPIN_WORTH: the 10% by which a fixed way may beat the
+ * rule. */
+#define SPIN_WORTH 10.0f
+/* The longest a worker spins on the model's word: longer gaps are another
+ * program phase (a scheduler's time slice, EEVDF's 3 ms at most). */
+#define LINGER_MAX_NS 3e6f
 
-static const bool alone[TT__WAYS] = {[TT__WAY_SERIAL] = true};
-/* Set at every team start (tt__way_init) while other threads may run the
- * rule on their tables: relaxed atomics, read through these. */
-static _Atomic uint64_t linger_at[TT__WAYS], clock_at, look_at = 1;
+tt__costs tt__the_costs;
 static uint64_t (*now_ns)(void) = tt__now_ns;
 
-static float linger(int x) { return (float)tt_atomic_load_relaxed(&linger_at[x]); }
+void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns; }
 
-void tt__way_init(uint64_t clock, uint64_t look, uint64_t team_linger,
-                  uint64_t lend_linger) {
-  tt_atomic_store_relaxed(&clock_at, clock);
-  tt_atomic_store_relaxed(&look_at, look ? look : 1);
-  tt_atomic_store_relaxed(&linger_at[TT__WAY_TEAM], team_linger);
-  tt_atomic_store_relaxed(&linger_at[TT__WAY_LEND], lend_linger);
+static float get(_Atomic uint32_t *c) { return (float)tt_atomic_load_relaxed(c); }
+
+/* A sample of a constant: the first sets it; a lower one moves it by 1/2,
+ * a higher one by 1/8 (one slow wake-up is not yet a slower machine). */
+static void sample(_Atomic uint32_t *c, uint64_t ns) {
+  int64_t v = ns > UINT32_MAX ? UINT32_MAX : ns ? (int64_t)ns : 1;
+  int64_t old = tt_atomic_load_relaxed(c);
+  tt_atomic_store_relaxed(c, (uint32_t)(!old ? v : old + (v - old) / (v < old ? 2 : 8)));
 }
 
-void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns; }
+void tt__costs_wake_call(uint64_t ns) { sample(&tt__the_costs.wake_call, ns); }
+void tt__costs_wake_lat(uint64_t ns) { sample(&tt__the_costs.wake_lat, ns); }
+void tt__costs_lend(bool spinning, uint64_t ns) { sample(&tt__the_costs.lend[spinning], ns); }
+
+void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
+                   uint32_t look) {
+  if (fork)
+    tt_atomic_store_relaxed(&tt__the_costs.fork, fork);
+  if (wake_call)
+    tt_atomic_store_relaxed(&tt__the_costs.wake_call, wake_call);
+  if (wake_lat)
+    tt_atomic_store_relaxed(&tt__the_costs.wake_lat, wake_lat);
+  if (look)
+    tt_atomic_store_relaxed(&tt__the_costs.look, look);
+}
 
 /* ---- the table ------------------------------------------------------------------- */
 
@@ -54,13 +111,6 @@ static tt__loop *slot(const tt__loops *t, const void *key, uint8_t c,
   return (tt__loop *)&t->loop[(h ^ (h >> 29)) % TT__LOOPS];
 }
 
-static void start_trial(tt__loops *t, tt__loop *l, tt__way x) {
-  l->trial = (uint8_t)x;
-  l->tried = l->settled = 0;
-  l->cost = l->first = 0;
-  t->trials[x]++;
-}
-
 tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p) {
   uint8_t c = size_class(size);
   tt__loop *l = slot(t, key, c, p);
@@ -69,10 +119,7 @@ tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p) {
     l->key = key;
     l->size_class = c;
     l->p = (uint32_t)p;
-    l->cur = TT__WAY_TEAM;
-    l->pend_way = NONE;
     l->steal = -1;
-    start_trial(t, l, TT__WAY_TEAM); /* a new loop starts with the team's trial */
   }
   return l;
 }
@@ -84,179 +131,141 @@ const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
   return l->key == key && l->size_class == c && l->p == p ? l : NULL;
 }
 
-/* ---- the rule (protocol 43) -------------------------------------------------- */
+/* ---- the model ------------------------------------------------------------------- */
 
-/* x's bound: work over its threads; for the caller alone, its cost. */
-static float bound(const tt__loop *l, int x) {
-  return alone[x] ? l->work : l->work / (float)l->p;
+static bool is_static(tt__mode mode, size_t m, size_t p) {
+  return mode == TT__MODE_STATIC && m == p;
 }
 
-/* What trying x is charged before its first trial in the loop (or after a
- * new level): what its last trial on this thread cost, in any loop, or its
- * linger when its threads do not spin now (the trial would wake them),
- * whichever is more. */
-static float first_charge(const tt__loops *t, tt__way_spins spins, int x) {
-  float l = linger(x) > 0 && !spins((tt__way)x) ? linger(x) : 0;
-  return t->charge[x] > l ? t->charge[x] : l;
+/* The team's cost before the loop's extra. */
+static float team_cost(float e, bool wake, size_t m, size_t p, tt__mode mode,
+                       size_t spinning) {
+  float fork = get(&tt__the_costs.fork);
+  float s = (float)(spinning < p - 1 ? spinning : p - 1);
+  float k = (float)(p - 1) - s, fp = (float)p;
+  bool st = is_static(mode, m, p);
+  if (!wake || k == 0)
+    return fork * s + (st ? e / fp * (1 + k) : e / (s + 1));
+  float call = get(&tt__the_costs.wake_call), lat = get(&tt__the_costs.wake_lat);
+  float a = k * call + lat;
+  if (st)
+    return fork * s + (lat < e / fp ? a + e / fp : k * call + (k + 1) * e / fp);
+  float done = s * a + lat;
+  if (done >= e)
+    return fork * s + (e + k * call) / (s + 1);
+  return fork * (fp - 1) + a + (e - done) / fp;
 }
 
-/* The way whose trial is due, or NONE: it could win (its bound is below
- * cur's estimate) and the loop has spent TRIAL_DIV times its charge since it
- * last ran; of several, the one furthest past its budget. */
-static tt__way due(const tt__loops *t, const tt__loop *l, unsigned can,
-                   tt__way_spins spins) {
-  tt__way best = NONE;
-  float most = 1;
-  for (int x = 0; x < TT__WAYS; x++) {
-    if (x == l->cur || !(can >> x & 1) ||
-        (l->work > 0 && bound(l, x) >= l->est[l->cur]))
-      continue;
-    float charge = l->est[x] > 0 ? l->charge[x] : first_charge(t, spins, x);
-    float over = charge > 0 ? l->since[x] / (TRIAL_DIV * charge) : 1e30f;
-    if (over >= most) {
-      most = over;
-      best = (tt__way)x;
-    }
+float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
+                      size_t p, tt__mode mode, const tt__way_state *s) {
+  float e = l->work;
+  switch (x) {
+  case TT__WAY_SERIAL:
+    return e;
+  case TT__WAY_LEND: {
+    float o = get(&tt__the_costs.lend[s->omp_spins]);
+    return o > 0 ? o + e / (float)p : -1;
   }
-  return best;
+  default:
+    return team_cost(e, wake, m, p, mode, s->spinning) + l->extra;
+  }
 }
 
-/* The trial of x is over: its settled regions' mean without the costliest,
- * plus the gap share cur's regions show, is x's estimate. */
-static void end_trial(tt__loops *t, tt__loop *l, int x) {
-  float hi = 0, sum = 0;
-  for (int k = 0; k < SETTLED; k++) {
-    hi = l->sample[k] > hi ? l->sample[k] : hi;
-    sum += l->sample[k];
-  }
-  float steady = (sum - hi) / (SETTLED - 1);
-  float share = l->est[l->cur] > l->steady ? l->est[l->cur] - l->steady : 0;
-  float old = l->est[x];
-  l->est[x] = steady + share;
-  l->trial = NONE;
-  t->charge[x] = 0;
-  if (x == l->cur) { /* cur measured again: a new level forgets the others */
-    l->steady = steady;
-    if (l->est[x] > LEVEL * old || l->est[x] * LEVEL < old)
-      for (int y = 0; y < TT__WAYS; y++)
-        l->est[y] = y == x ? l->est[y] : 0; /* first trials again */
-    return;
-  }
-  if (l->est[x] * (1 + MARGIN) < l->est[l->cur]) { /* x becomes cur */
-    int was = l->cur;
-    l->cur = (uint8_t)x;
-    l->steady = steady;
-    /* coming back would keep its threads spinning beside x's */
-    l->charge[was] = t->charge[was] > linger(was) ? t->charge[was] : linger(was);
-    t->switches++;
-    return;
-  }
-  /* x stays out, charged its regions' excess over cur (at least the clock
-   * reads that timed them), and its linger when its first region showed
-   * that it woke its threads, as if the loop waited while they spin. */
-  float excess = l->cost - (float)l->tried * l->est[l->cur];
-  float floor = (float)l->tried * (float)tt_atomic_load_relaxed(&look_at);
-  l->charge[x] = excess > floor ? excess : floor;
-  if (l->first > LEVEL * steady)
-    l->charge[x] += linger(x);
-  t->charge[x] = l->charge[x];
+/* What spinning workers save the loop's next region: its best cost with
+ * every worker asleep less its best cost with every worker spinning. */
+static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode) {
+  float e = l->work;
+  float asleep = team_cost(e, true, m, p, mode, 0) + l->extra;
+  float spinning = team_cost(e, true, m, p, mode, p - 1) + l->extra;
+  asleep = asleep < e ? asleep : e;
+  spinning = spinning < e ? spinning : e;
+  return asleep > spinning ? asleep - spinning : 0;
 }
 
-/* A region of the trial of x, which started at `start`: past the
- * transient -- x's first region (a wake-up), and the regions while cur's
- * threads still linger, unless one costs less than cur -- it is a sample. */
-static void trial_region(tt__loops *t, tt__loop *l, int x, float cost,
-                         uint64_t start) {
-  if (l->tried++ == 0) {
-    l->first = cost;
-    l->until = start + (x == l->cur ? 0 : (uint64_t)linger(l->cur));
-  }
-  l->cost += cost;
-  if (l->tried >= 2 && (start >= l->until || cost < l->est[l->cur]))
-    l->sample[l->settled++] = cost;
-  if (l->settled == SETTLED)
-    end_trial(t, l, x);
-}
-
-/* A timed region of way `ran`, complete: its own time and the gap after it
- * (cost, ns); it started at `start`. */
-static void learn(tt__loops *t, tt__loop *l, tt__way ran, float cost,
-                  uint64_t start) {
-  for (int x = 0; x < TT__WAYS; x++)
-    l->since[x] = x == (int)ran ? 0 : l->since[x] + cost;
-  if (ran == l->cur && (l->trial == NONE || l->trial == ran)) {
-    /* the mean over the horizon: a timed region and the untimed ones it
-     * stands for weigh their share of its regions, at most 1/SETTLED */
-    float *e = &l->est[ran];
-    float w = *e * (float)l->stride / HORIZON_NS;
-    w = w < 1.0f / SETTLED ? w : 1.0f / SETTLED;
-    bool level = *e > 0 && (cost > LEVEL * *e || cost * LEVEL < *e);
-    *e = *e > 0 ? *e + (cost - *e) * w : cost;
-    if (cost <= LEVEL * l->steady || l->steady <= 0)
-      l->steady += (cost - l->steady) * (l->steady > 0 ? w : 1);
-    if (level && l->trial == NONE) { /* measure cur again */
-      start_trial(t, l, ran);
-      return;
-    }
-  }
-  if (l->trial == ran)
-    trial_region(t, l, ran, cost, start);
-}
-
-static void complete(tt__loops *t, tt__loop *l, uint64_t now) {
-  uint64_t gap = now - l->pend_end;
-  float cost = l->pend_ns + (gap < (uint64_t)HORIZON_NS ? (float)gap : 0);
-  tt__way ran = (tt__way)l->pend_way;
-  l->pend_way = NONE;
-  learn(t, l, ran, cost, l->pend_end - (uint64_t)l->pend_ns);
-}
-
-tt__way tt__way_choose(tt__loops *t, tt__loop *l, size_t m, tt__mode mode,
-                       tt__way fixed, bool can_lend, tt__way_spins spins,
-                       tt__way_plan *plan) {
+void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
+                    tt__mode mode, tt__way fixed, const tt__way_state *s,
+                    tt__way_plan *plan) {
+  memset(plan, 0, sizeof *plan);
   plan->loop = l;
-  plan->timed = false;
   plan->m = m;
+  plan->p = p;
   plan->mode = mode;
-  plan->t0 = 0;
-  unsigned can = can_lend ? 7u : 7u & ~(1u << TT__WAY_LEND);
-  if (!l)
-    return fixed != NONE && can >> fixed & 1 ? fixed : TT__WAY_TEAM;
-  if (l->pend_way != NONE)
-    complete(t, l, plan->t0 = now_ns());
-  if (fixed != NONE) { /* TEAMS_RUN: cur is fixed, nothing is tried */
-    l->cur = (uint8_t)fixed;
-    l->trial = NONE;
+  plan->spinning = s->spinning < p - 1 ? s->spinning : p - 1;
+  plan->omp_spins = s->can_lend && s->omp_spins;
+  plan->way = TT__WAY_TEAM;
+  plan->wake = true;
+  if (fixed != NONE) { /* TEAMS_RUN: nothing is chosen, nothing learnt */
+    plan->way = fixed == TT__WAY_LEND && !s->can_lend ? TT__WAY_TEAM : fixed;
+    plan->loop = NULL;
+    t->ran[plan->way]++;
+    return;
   }
-  tt__way way = can >> l->cur & 1 ? (tt__way)l->cur : TT__WAY_TEAM;
-  if (l->trial == NONE && l->skip > 0) { /* the common case */
+  if (!l) {
+    t->ran[TT__WAY_TEAM]++;
+    return;
+  }
+  /* Timed: one region in as many as keep the looks under
+   * 1/TT__OVERHEAD_DIV of the regions' time; always a first one. */
+  if (l->skip > 0 && l->work > 0) {
     l->skip--;
-    l->untimed++;
-    return way;
+  } else {
+    plan->timed = true;
+    plan->t0 = now_ns();
   }
-  /* A look: the untimed regions' time, then a trial or a sample of cur. */
-  for (int x = 0; x < TT__WAYS; x++)
-    if (x != l->cur)
-      l->since[x] += l->est[l->cur] * (float)l->untimed;
-  l->untimed = 0;
-  if (l->trial != NONE && !(can >> l->trial & 1))
-    l->trial = NONE;
-  if (l->trial == NONE && fixed == NONE) {
-    tt__way x = due(t, l, can, spins);
-    if (x != NONE)
-      start_trial(t, l, x);
+  if (l->work <= 0) { /* no number yet: the team, which measures E */
+    plan->trial = true;
+  } else {
+    float best = l->work;
+    plan->way = TT__WAY_SERIAL;
+    float c = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s);
+    if (plan->spinning > 0 && c < best) {
+      best = c;
+      plan->way = TT__WAY_TEAM;
+      plan->wake = false;
+    }
+    c = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
+    if (c < best) {
+      best = c;
+      plan->way = TT__WAY_TEAM;
+      plan->wake = true;
+    }
+    /* The team again, as a trial, once the loop has spent TT__OVERHEAD_DIV
+     * times what the team would cost it beyond the best since the team
+     * last ran it: numbers that kept it off the team (a slow wake-up, a
+     * costly region) are measured again at a bounded cost. */
+    float team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
+    l->since += best;
+    if (plan->way == TT__WAY_TEAM) {
+      l->since = 0;
+    } else if (l->since >= TT__OVERHEAD_DIV * (team - best)) {
+      l->since = 0;
+      plan->way = TT__WAY_TEAM;
+      plan->wake = true;
+      plan->trial = true;
+    }
+    if (s->can_lend) {
+      c = tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s);
+      if (c < 0 ? plan->way == TT__WAY_TEAM : c < best) {
+        plan->trial = c < 0;
+        plan->way = TT__WAY_LEND;
+      }
+    }
+    if (!plan->timed) {
+      t->untimed++;
+      t->untimed_ns += best;
+    }
   }
-  plan->timed = true;
-  if (l->trial != NONE) {
-    l->stride = 1;
-    return (tt__way)l->trial;
+  if (plan->trial && !plan->timed) {
+    plan->timed = true;
+    plan->t0 = now_ns();
   }
-  /* the looks' cost stays under 1/TT__OVERHEAD_DIV of the regions' */
-  float look = (float)tt_atomic_load_relaxed(&look_at);
-  float k = l->est[l->cur] > 0 ? look * TT__OVERHEAD_DIV / l->est[l->cur] : 0;
-  l->skip = (uint32_t)k;
-  l->stride = l->skip + 1;
-  return way;
+  t->ran[plan->way]++;
+  /* the workers' spin after it (see "Spinning") */
+  if (plan->way == TT__WAY_TEAM) {
+    float worth = SPIN_WORTH * spin_saves(l, m, p, mode);
+    worth = worth < LINGER_MAX_NS ? worth : LINGER_MAX_NS;
+    plan->linger = t->gap <= worth ? (uint64_t)worth : 0;
+  }
 }
 
 void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
@@ -264,15 +273,49 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   tt__loop *l = plan->loop;
   if (!l || !plan->timed)
     return;
-  t->timed[ran]++;
-  float clock = (float)tt_atomic_load_relaxed(&clock_at);
-  float ns = (float)c->ns > clock ? (float)c->ns - clock : 1;
-  if (c->own_chunks) { /* the caller's chunks, scaled to all: the work */
-    float all = (float)c->own_ns * (float)plan->m / (float)c->own_chunks;
-    l->work = l->work > 0 ? l->work + (all - l->work) / SETTLED : all;
+  t->timed++;
+  float ns = (float)c->ns;
+  if (plan->trial) {
+    t->trials++;
+    t->trial_ns += ns;
   }
+  /* the gap before it, the untimed regions in between at their work */
+  if (t->last_end && plan->t0 > t->last_end) {
+    float g = ((float)(plan->t0 - t->last_end) - t->untimed_ns) /
+              (float)(t->untimed + 1);
+    g = g > 0 ? g : 0;
+    t->gap = t->gap > 0 ? t->gap + (g - t->gap) / FOLLOW : g;
+  }
+  t->last_end = c->end_ns;
+  t->untimed = 0;
+  t->untimed_ns = 0;
   l->last_ns = ns;
-  l->pend_way = (uint8_t)ran; /* complete when the loop's next region starts */
-  l->pend_ns = ns;
-  l->pend_end = c->end_ns;
+
+  /* the work: the caller alone's time, or its own chunks over their share */
+  float e = 0;
+  if (ran == TT__WAY_SERIAL)
+    e = ns;
+  else if (c->own_share > 0 && c->own_ns > 0)
+    e = (float)((double)c->own_ns / c->own_share);
+  if (e > 0)
+    l->work = l->work > 0 ? l->work + (e - l->work) / FOLLOW : e;
+
+  if (ran == TT__WAY_TEAM && c->woken == 0 && l->work > 0 &&
+      (plan->spinning > 0 || !plan->wake)) {
+    /* on spinning workers only: the model's miss is the loop's extra,
+     * at least -fork (what the formula can overcount) */
+    float x = ns - team_cost(l->work, false, plan->m, plan->p, plan->mode,
+                             plan->spinning);
+    float lo = -get(&tt__the_costs.fork);
+    x = x > lo ? x : lo;
+    l->extra += (x - l->extra) / (x < l->extra ? 2 : FOLLOW);
+  } else if (ran == TT__WAY_LEND && l->work > 0) {
+    float o = ns - l->work / (float)plan->p;
+    tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);
+  }
+  /* the next look: the looks' cost under 1/TT__OVERHEAD_DIV of the
+   * regions' (the caller alone's regions: of their work) */
+  float look = get(&tt__the_costs.look);
+  float k = look * TT__OVERHEAD_DIV / (ns > 1 ? ns : 1);
+  l->skip = k < 1e6f ? (uint32_t)k : 1000000u;
 }

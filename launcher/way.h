@@ -1,6 +1,6 @@
 /* teams: how a region runs -- on the team, lent to OpenMP, or on the caller
- * alone -- chosen per loop from what each way cost (internal; the rule is
- * docs/protocol.md item 43, kept in way.c). */
+ * alone -- chosen from a cost model with measured constants (internal; the
+ * rule is docs/protocol.md item 43, kept in way.c). */
 #ifndef TEAMS_WAY_H
 #define TEAMS_WAY_H
 
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "atomic.h"
 #include "team-internal.h"
 
 /* The ways, in TEAMS_RUN's order (settings.h: auto|team|serial|openmp): the
@@ -16,40 +17,33 @@ typedef enum tt__way {
   TT__WAY_TEAM,   /* on the team's workers (fork.c) */
   TT__WAY_SERIAL, /* on the caller alone */
   TT__WAY_LEND,   /* on OpenMP's threads (lend.c) */
-  TT__WAYS        /* no way: the rule chooses (TEAMS_RUN=auto), no trial */
+  TT__WAYS        /* no way: the rule chooses (TEAMS_RUN=auto) */
 } tt__way;
 
-/* Samples a trial measures after its transient (way.c, "Constants"). */
-#define TT__WAY_SETTLED 4
+/* The process's constants, ns (way.c, "The constants"): measured at each
+ * team start (way-probe.c) and again by every region that meets them.
+ * Read by every launching thread, written by the holder and the workers:
+ * relaxed atomics, each a statistic that a lost update only delays. */
+typedef struct tt__costs {
+  _Atomic uint32_t fork;      /* a region on spinning workers beyond its work, per worker */
+  _Atomic uint32_t wake_call; /* the caller's futex wake of one sleeping worker */
+  _Atomic uint32_t wake_lat;  /* from that call until the worker runs */
+  _Atomic uint32_t lend[2];   /* a lent region beyond its work: OpenMP's threads asleep, spinning (0: not measured) */
+  _Atomic uint32_t look;      /* a timed region's own cost: two clock reads and the record */
+} tt__costs;
+extern tt__costs tt__the_costs;
 
-/* A loop's record: what the rule knows of one loop of one thread.  A loop
- * is its function (or the site a runner names), its length's class (within
- * a factor of two: a triangular loop, m = n - i, is one loop) and p. */
+/* One loop's record: a loop is its function (or the key a runner names: a
+ * kernel), its length's class (within a factor of two: a triangular loop,
+ * m = n - i, is one loop) and p.  Per launching thread, no lock. */
 typedef struct tt__loop {
   const void *key;
   uint32_t p;
   uint8_t size_class;
-  /* the choice */
-  uint8_t cur;   /* the way its regions run */
-  uint8_t trial; /* the way on trial, TT__WAYS: none */
-  /* per way: ns per region, the gap to the loop's next region included
-   * (0: not measured yet); what its next trial is charged beyond cur; the
-   * loop's time since it last ran */
-  float est[TT__WAYS], charge[TT__WAYS], since[TT__WAYS];
-  float work;   /* the caller alone's cost of a region, ns (0: unknown) */
-  float steady; /* cur's regions without their long gaps, ns */
-  /* the trial under way */
-  uint8_t tried, settled;        /* its regions, those past the transient */
-  float cost, first;             /* its regions' cost; its first region's */
-  float sample[TT__WAY_SETTLED]; /* its settled regions' costs */
-  uint64_t until; /* when cur's lingering threads stop: the transient */
-  /* sampling: untimed regions before the next look; the regions the last
-   * timed one stands for; untimed regions since the last look */
-  uint32_t skip, stride, untimed;
-  /* the last timed region, whose cost is complete when the next starts */
-  uint8_t pend_way; /* TT__WAYS: none pending */
-  float pend_ns;
-  uint64_t pend_end;
+  float work;  /* ns of one region on the caller alone (0: not measured) */
+  float extra; /* the team's measured cost beyond the model's, on spinning workers */
+  uint32_t skip; /* untimed regions before the next timed one */
+  float since;   /* the loop's predicted time since the team last ran it */
   /* range.c's auto schedule: the last timed region's own time, ns; steal
    * (1), greedy over `chunks` chunks (0), unknown (-1) */
   float last_ns;
@@ -62,79 +56,103 @@ typedef struct tt__loop {
 #define TT__LOOPS 64
 typedef struct tt__loops {
   tt__loop loop[TT__LOOPS];
-  /* per way: what its last trial on this thread was charged (0: it won) */
-  float charge[TT__WAYS];
+  /* the gap between this thread's regions, ns: a mean over its timed
+   * regions, the untimed ones in between counted at their work */
+  float gap;
+  uint64_t last_end; /* the clock at the end of the last timed region (0: none) */
+  uint32_t untimed;  /* untimed regions since */
+  float untimed_ns;  /* and their work */
   /* what the rule did, for TEAMS_DEBUG's report at exit */
-  uint64_t timed[TT__WAYS], trials[TT__WAYS], switches;
+  uint64_t ran[TT__WAYS], timed, wakes_skipped, trials;
+  double trial_ns;
 } tt__loops;
 
-/* The record of a loop, taken over (fresh, the team on trial) when the
- * slot held another loop. */
+/* The record of a loop, taken over (fresh) when the slot held another. */
 tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p);
 /* The record of a loop if the table has it, else NULL (tests, the report). */
 const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
                               size_t p);
 
-/* The common case, before anything else is looked at: a loop on the caller
- * alone between two looks.  Counts the region and returns true; it then
- * runs serially and nothing else is due. */
-static inline bool tt__loop_skip_serial(tt__loop *l) {
-  if (l->skip == 0 || l->cur != TT__WAY_SERIAL || l->trial != TT__WAYS ||
-      l->pend_way != TT__WAYS)
+/* The common case, before anything else is looked at: a loop that runs on
+ * the caller alone between two timed regions.  Counts it and returns true;
+ * it then runs serially and nothing else is due. */
+static inline bool tt__loop_skip_serial(tt__loops *t, tt__loop *l) {
+  if (l->skip == 0 || l->work <= 0 ||
+      (float)tt_atomic_load_relaxed(&tt__the_costs.fork) * 2.0f < l->work)
     return false;
   l->skip--;
-  l->untimed++;
+  t->untimed++;
+  t->untimed_ns += l->work;
   return true;
 }
 
+/* The state a region meets, read by the caller before it chooses. */
+typedef struct tt__way_state {
+  size_t spinning;  /* the team's workers awake now, at most p - 1 */
+  size_t team_size; /* the team's participants */
+  bool can_lend;    /* lend.c could run this region now */
+  bool omp_spins;   /* OpenMP's threads spin now (read only when can_lend) */
+} tt__way_state;
+
 /* A region's choice, from tt__way_choose to tt__way_record. */
 typedef struct tt__way_plan {
-  tt__loop *loop; /* NULL: a fixed way, nothing recorded */
-  bool timed;     /* time this region and record it */
-  size_t m;       /* the region's chunks and mode */
+  tt__loop *loop;  /* NULL: a fixed way or first touch, nothing learnt */
+  tt__way way;
+  bool wake;       /* team: wake the sleeping workers (else they sit it out) */
+  bool timed;      /* time this region and record it */
+  bool trial;      /* the loop had no number for this way: counted */
+  size_t m;        /* the region's chunks, p and mode */
+  size_t p;
   tt__mode mode;
-  uint64_t t0;    /* the clock at the choice when it read it, else 0 */
+  size_t spinning; /* the state it was chosen in */
+  bool omp_spins;
+  uint64_t linger; /* how long the team's workers spin after it, ns */
+  uint64_t t0;     /* the clock at the choice (timed) */
 } tt__way_plan;
 
 /* What a timed region cost, for tt__way_record. */
 typedef struct tt__way_cost {
-  uint64_t ns;       /* the region, from before the way started to its end */
-  uint64_t own_ns;   /* team: the holder's own chunks' time, else 0 */
-  size_t own_chunks; /* team: how many it ran */
+  uint64_t ns;       /* the region, from the choice to its end */
+  uint64_t own_ns;   /* the caller's own chunks' time (the caller alone: ns) */
+  double own_share;  /* their share of the region's work (0: unknown) */
+  size_t woken;      /* team: sleeping workers it woke */
   uint64_t end_ns;   /* the clock at the end */
 } tt__way_cost;
 
-/* Whether way x's threads spin now: asked only when a first trial of x is
- * weighed, which would wake them (and be charged their linger) unless they
- * do. */
-typedef bool (*tt__way_spins)(tt__way x);
-
 /* The way the loop's next region runs.  fixed is TEAMS_RUN's way
- * (TT__WAYS: the rule's choice); can_lend whether lend.c could run this
- * region now (tt__lend_possible).  l may be NULL only with a fixed way
- * (then nothing is timed).  Per calling thread, no lock. */
-tt__way tt__way_choose(tt__loops *t, tt__loop *l, size_t m, tt__mode mode,
-                       tt__way fixed, bool can_lend, tt__way_spins spins,
-                       tt__way_plan *plan);
+ * (TT__WAYS: the rule's).  l may be NULL (a fixed way, first touch): then
+ * nothing is learnt.  Per calling thread, no lock. */
+void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
+                    tt__mode mode, tt__way fixed, const tt__way_state *s,
+                    tt__way_plan *plan);
 
 /* Records what a timed region cost; `ran` is the way it ran (which may
  * differ from the choice: the team was busy, or could not lend). */
 void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *cost);
 
-/* What the rule reads, set at each team start: a clock read's own cost, a
- * timed region's (its look and reads: way-probe.c measures both at the
- * first start) and how long each way's threads spin after its last region
- * (the team's spin_ns; OpenMP's, tt__lend_spin_ns). */
-void tt__way_init(uint64_t clock_ns, uint64_t look_ns, uint64_t team_linger_ns,
-                  uint64_t lend_linger_ns);
+/* The model's predicted cost of a region of `work` ns in state s, on each
+ * way (tests, teams-info).  wake: the team's cost when it wakes the
+ * sleepers, else when they sit it out (the same when none sleeps). */
+float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
+                      size_t p, tt__mode mode, const tt__way_state *s);
+
+/* The holder's and the workers' samples of the constants (fork.c, idle.c,
+ * team.c): a wake call's time, a woken worker's latency, a lent region's
+ * overhead with OpenMP's threads spinning or not. */
+void tt__costs_wake_call(uint64_t ns);
+void tt__costs_wake_lat(uint64_t ns);
+void tt__costs_lend(bool spinning, uint64_t ns);
+/* way-probe.c: measures fork, wake_call and wake_lat on the running team
+ * (called by the first holder after each start), and look, once. */
+void tt__costs_probe(void);
+/* Sets the constants (tests; 0 leaves one as it is). */
+void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
+                   uint32_t look);
 /* Tests: the clock the rule reads when a region starts (NULL: the real). */
 void tt__way_test_clock(uint64_t (*now)(void));
 
-/* way-probe.c: the costs tt__way_init needs, and TEAMS_DEBUG's report of
- * the calling thread's loops. */
-uint64_t tt__way_clock_cost(void);
-uint64_t tt__way_look_cost(void);
+/* TEAMS_DEBUG's report of the constants and the calling thread's loops. */
 void tt__way_report(void);
 
 /* The calling thread's table (team.c). */

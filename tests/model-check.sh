@@ -164,6 +164,19 @@ check ways-2w-2hw pass -DWAYS -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT $nc
 check ways-sentinel-2w-2r-static pass -DWAYS -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DMODES=1 $nc
 check mutant-MUT_LEND_KEEPS_OWNER fail -DWAYS -DMUT_LEND_KEEPS_OWNER -DNW=2 -DNH=1 -DNREG=2
 
+# -DSIT_OUT: each team region wakes its sleepers or leaves them out (way.c's
+# choice, nondeterministic here): a sleeper left out keeps its word, the
+# holder runs its static chunk, and its next publisher still wakes it (10).
+#   MUT_SIT_OUT_LOST      the holder does not run a sleeper's chunk
+#   MUT_SIT_OUT_EXCHANGE  the sleeper's word is published without a wake:
+#                         its chunk runs twice, or it sleeps through the next
+#   MUT_SIT_OUT_COUNTED   the static region waits for the sleeper's report
+check sitout-2w-2r pass -DSIT_OUT -DNW=2 -DNH=1 -DNREG=2
+check sitout-3w-1r pass -DSIT_OUT -DNW=3 -DNH=1 -DNREG=1
+for mut in MUT_SIT_OUT_LOST MUT_SIT_OUT_EXCHANGE MUT_SIT_OUT_COUNTED; do
+  check "mutant-$mut" fail -DSIT_OUT -D$mut -DNW=2 -DNH=1 -DNREG=3
+done
+
 # Mutations that must be caught, each a one-line change of launcher/team.pml:
 #   MUT_LOAD_SLEEP        the worker loads its go word and stores SLEEP
 #                         instead of the CAS (protocol 9)

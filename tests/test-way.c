@@ -1,489 +1,335 @@
-/* How a region runs (launcher/way.c, docs/protocol.md item 43): the
- * calling thread's choice between the team's workers, OpenMP's threads and
- * the caller alone, from what each way cost.
+/* How a region runs (launcher/way.c, docs/protocol.md item 43): the way's
+ * cost model.
  *
- * Most tests drive the rule with synthetic costs in virtual time: a "world"
- * says what a region costs on each way given the state the earlier regions
- * left (workers asleep after regions on the caller alone; OpenMP's threads
- * spinning for a while after a lent region), and the test runs the loop
- * tt__way_choose -> the world -> tt__way_record as tt__team_run_site does,
- * recording only the regions the plan times.  What is checked is what the
- * rule promises: the cheapest way wins, trials of the others cost a bounded
- * share, a changed condition is followed, the caller alone is never tried
- * for a long region, lending is not tried while the team does well, and a
- * lent state that only the lending itself sustains ends.  The last tests
- * run the real team: cheap regions end up on the caller, and every chunk
- * runs once whichever way each region took.  Not benchmarks: nothing is
- * timed against a limit (the real-team tests rely on a 40x difference). */
+ * The synthetic tests set the process's constants (tt__costs_set) and drive
+ * tt__way_choose -> tt__way_record with costs of their own, in virtual
+ * time: the formulas give what they say, the cheapest way wins in each
+ * state of the threads, a loop's first region is a counted trial on the
+ * team, numbers that keep a way out are measured again at a bounded share
+ * of the loop's time, the work follows what the regions show, and the
+ * workers' spin follows what it saves against the gap between regions.
+ * The last tests run the real team: cheap regions end up on the caller,
+ * first touch stays on the team, a region whose workers sleep and are not
+ * woken still runs every chunk once, and two kernels alternating through
+ * tt_launch keep records of their own.  Not benchmarks: nothing is timed
+ * against a limit. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "team-internal.h"
+#include "team-state.h"
+#include "teams/kernel.h"
+#include "teams/launch.h"
 #include "teams/team.h"
 #include "way.h"
 
-#define US 1000.0
-#define CLOCK_NS 40 /* a clock read, as on the 2-core guests */
+/* the constants of the tests: as measured on a 2-core KVM guest */
+#define FORK 300
+#define CALL 3000
+#define LAT 5000
+#define LOOK 60
 
-/* ---- a synthetic world ------------------------------------------------------- */
-
-typedef struct world world;
-struct world {
-  uint64_t now;       /* virtual ns */
-  /* the program's own work between two regions, for the way the last one
-   * took (0: none), and whether the team's workers slow it */
-  double between;
-  double between_after_team;
-  uint64_t last_team; /* when the team last ran a region (workers spin 100 us) */
-  uint64_t last_lend; /* when the last lent region ended */
-  double work;        /* a region's work, serial ns */
-  size_t p;
-  /* the region's cost on the team, for this world's state */
-  double (*team_cost)(const world *w);
-  double lend_cost;   /* 0: no OpenMP in the process */
-  /* the lent region's cost for this world's state, when it depends on it */
-  double (*lend_cost_of)(const world *w);
-  /* batches: after every batch-th region, the program's batch_gap more (its
-   * own batch of OpenMP regions); 0: none */
-  unsigned batch;
-  double batch_gap;
-  unsigned ran[TT__WAYS];
-  double spent;       /* ns over all regions */
-  bool team_fixed;    /* TEAMS_RUN=team */
-};
-
-static double team_plain(const world *w) {
-  double wake = w->now - w->last_team > 100 * US ? 40 * US : 0;
-  return w->work / (double)w->p + 0.4 * US + wake;
-}
-
-static const char key; /* a site no real loop has */
-static tt__loops tab; /* the synthetic tests' own table */
-static uint64_t virtual_now; /* the rule's clock: the running world's */
+static tt__loops tab;
+static const char key;
+static uint64_t virtual_now = 1000000;
 static uint64_t clock_of_world(void) { return virtual_now; }
-static uint64_t omp_spin; /* OpenMP's threads spin this long after a region */
-static const world *running; /* the world run() is running */
 
-/* Whose threads spin now, in the running world: the team's workers for
- * 100 us after a team region, OpenMP's for omp_spin after a lent one. */
-static bool spins_in_world(tt__way x) {
-  if (x == TT__WAY_TEAM)
-    return running->last_team && running->now - running->last_team < 100 * US;
-  if (x == TT__WAY_LEND)
-    return running->last_lend && running->now - running->last_lend < omp_spin;
-  return true;
-}
-
-/* Runs n regions of the world's loop; returns the way the last one took. */
-static tt__way run(world *w, unsigned n) {
-  tt__way way = TT__WAY_TEAM;
-  for (unsigned i = 0; i < n; i++) {
-    tt__way_plan plan;
-    virtual_now = w->now;
-    tt__loop *l = tt__loop_find(&tab, &key, w->p, w->p);
-    running = w;
-    way = tt__way_choose(&tab, l, w->p, TT__MODE_STATIC,
-                         w->team_fixed ? TT__WAY_TEAM : TT__WAYS,
-                         w->lend_cost > 0, spins_in_world, &plan);
-    double ns;
-    tt__way_cost c = {0, 0, 0, 0};
-    if (way == TT__WAY_SERIAL) {
-      ns = w->work;
-      c.own_ns = (uint64_t)ns;
-      c.own_chunks = w->p;
-    } else if (way == TT__WAY_LEND) {
-      ns = w->lend_cost_of ? w->lend_cost_of(w) : w->lend_cost;
-      if (omp_spin && !spins_in_world(TT__WAY_LEND))
-        ns += 40 * US; /* OpenMP's threads wake up */
-    } else {
-      ns = w->team_cost(w);
-      c.own_ns = (uint64_t)(w->work / (double)w->p);
-      c.own_chunks = 1;
-    }
-    w->now += (uint64_t)ns;
-    if (way == TT__WAY_TEAM)
-      w->last_team = w->now;
-    if (way == TT__WAY_LEND)
-      w->last_lend = w->now;
-    c.ns = (uint64_t)ns + CLOCK_NS;
-    c.end_ns = w->now;
-    if (plan.timed)
-      tt__way_record(&tab, &plan, way, &c);
-    w->ran[way]++;
-    w->spent += ns;
-    /* the program's own work until the next region */
-    double between = way == TT__WAY_TEAM && w->between_after_team > 0
-                         ? w->between_after_team
-                         : w->between;
-    unsigned done = 0;
-    for (int x = 0; x < TT__WAYS; x++)
-      done += w->ran[x];
-    if (w->batch && done % w->batch == 0)
-      between += w->batch_gap;
-    w->now += (uint64_t)between;
-    w->spent += between;
-  }
-  return way;
-}
-
-static tt__loop peek(const world *w) {
-  const tt__loop *l = tt__loop_peek(&tab, &key, w->p, w->p);
-  cr_assert(l, "no record");
-  return *l;
-}
-
-/* A fresh table; the team's workers spin 100 us after a region (as in
- * team_plain), OpenMP's threads omp_spin_ns. */
-static void fresh(uint64_t omp_spin_ns) {
+static void fresh(void) {
   memset(&tab, 0, sizeof tab);
-  omp_spin = omp_spin_ns;
-  tt__way_init(CLOCK_NS, 2 * CLOCK_NS, 100 * US, omp_spin_ns);
+  tt__costs_set(FORK, CALL, LAT, LOOK);
+  tt_atomic_store_relaxed(&tt__the_costs.lend[0], 0);
+  tt_atomic_store_relaxed(&tt__the_costs.lend[1], 0);
   tt__way_test_clock(clock_of_world);
 }
 
-/* ---- the rule ------------------------------------------------------------------ */
-
-/* The team is cheaper (2 chunks of 2 us: 2.4 us against 4 on the caller):
- * it stays the way, and the caller alone, whose estimate from the team's
- * own share (4 us) is above it, is never even tried. */
-Test(way, the_team_when_it_is_cheapest) {
-  fresh(0);
-  world w = {.work = 4 * US, .p = 2, .team_cost = team_plain};
-  cr_assert_eq(run(&w, 20000), TT__WAY_TEAM);
-  tt__loop v = peek(&w);
-  cr_assert_eq(v.cur, TT__WAY_TEAM);
-  cr_assert(v.work > 3.9 * US && v.work < 4.1 * US, "work %.3g", v.work);
-  cr_assert_eq(w.ran[TT__WAY_SERIAL], 0, "ran serially %u times",
-               w.ran[TT__WAY_SERIAL]);
+static tt__way_state asleep(size_t p) {
+  (void)p;
+  return (tt__way_state){0, p, false, false};
+}
+static tt__way_state spinning(size_t p) {
+  return (tt__way_state){p - 1, p, false, false};
 }
 
-/* Empty regions: the caller alone (10 ns) beats the team (0.4 us) at once,
- * and the team's trials (each a wake-up, the workers sleep meanwhile) stay
- * a small share of the time. */
-Test(way, the_caller_alone_for_cheap_regions) {
-  fresh(0);
-  world w = {.work = 10, .p = 2, .team_cost = team_plain};
-  run(&w, 100);
-  cr_assert_eq(peek(&w).cur, TT__WAY_SERIAL);
-  run(&w, 200000);
-  double best = 200100 * 10.0;
-  cr_assert(w.spent < best * 1.10, "spent %.3g ns, the caller alone %.3g",
-            w.spent, best);
-  cr_assert_gt(w.ran[TT__WAY_TEAM], 2, "the team was never tried again");
+/* One region of a loop of `work` ns that costs `cost` ns on whatever way
+ * the plan took (own: the caller's chunks' time and share on the team). */
+static tt__way_plan region(tt__loop *l, size_t m, size_t p, tt__mode mode,
+                           const tt__way_state *s, double cost, double own,
+                           double share, size_t woken, double gap) {
+  tt__way_plan plan;
+  virtual_now += (uint64_t)gap;
+  tt__way_choose(&tab, l, m, p, mode, TT__WAYS, s, &plan);
+  virtual_now += (uint64_t)cost;
+  tt__way_cost c = {(uint64_t)cost, (uint64_t)own, share, woken, virtual_now};
+  if (plan.way == TT__WAY_SERIAL) {
+    c.own_ns = (uint64_t)cost;
+    c.own_share = 1;
+    c.woken = 0;
+  }
+  tt__way_record(&tab, &plan, plan.way, &c);
+  return plan;
 }
 
-/* A long region (10 ms of work on 2): the caller alone, whose estimate (20
- * ms) is above the team's, is never run. */
-Test(way, never_a_long_region_on_the_caller) {
-  fresh(0);
-  world w = {.work = 20000 * US, .p = 2, .team_cost = team_plain};
-  run(&w, 500);
-  cr_assert_eq(w.ran[TT__WAY_SERIAL], 0);
-  tt__loop v = peek(&w);
-  cr_assert_eq(v.cur, TT__WAY_TEAM);
-  cr_assert(v.work > 19000 * US && v.work < 21000 * US, "work %.3g", v.work);
+/* ---- the formulas ----------------------------------------------------------------- */
+
+Test(way, the_formulas) {
+  fresh();
+  tt__loop l = {.work = 20000};
+  tt__way_state s0 = asleep(2), s1 = spinning(2);
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_SERIAL, true, 64, 2, TT__MODE_GREEDY, &s0),
+                     20000, 1e-3);
+  /* spinning: F(2) + E/2 */
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 2, TT__MODE_GREEDY, &s1),
+                     FORK + 10000, 1e-3);
+  /* asleep, greedy: A = CALL + LAT = 8000, LAT done by then, the rest shared */
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 64, 2, TT__MODE_GREEDY, &s0),
+                     FORK + 8000 + (20000 - LAT) / 2.0, 1e-3);
+  /* asleep, not woken: the caller alone, its chunks and the sleeper's */
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 2, 2, TT__MODE_STATIC, &s0),
+                     20000, 1e-3);
+  /* asleep, static: the sleeper comes before the caller's chunk is done */
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 2, 2, TT__MODE_STATIC, &s0),
+                     8000 + 10000, 1e-3);
+  /* asleep, static, a chunk shorter than the wake-up: the caller runs both */
+  l.work = 8000;
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 2, 2, TT__MODE_STATIC, &s0),
+                     CALL + 8000, 1e-3);
+  /* asleep, greedy, done before the sleeper comes: (E + CALL) / 1 */
+  l.work = 4000;
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 64, 2, TT__MODE_GREEDY, &s0),
+                     4000 + CALL, 1e-3);
+  /* four participants, one worker spinning, two asleep and woken */
+  l.work = 100000;
+  tt__way_state s = {1, 4, false, false};
+  double a = 2 * CALL + LAT, done = 1 * a + LAT;
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 64, 4, TT__MODE_GREEDY, &s),
+                     3 * FORK + a + (100000 - done) / 4, 1e-2);
+  /* ... not woken: the caller and the spinner */
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
+                     FORK + 50000, 1e-2);
+  /* the loop's extra is added to the team's ways */
+  l.extra = 700;
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
+                     FORK + 50000 + 700, 1e-2);
+  /* lending: not measured (-1), then lend + E/p */
+  cr_assert_lt(tt__way_predict(&l, TT__WAY_LEND, true, 64, 4, TT__MODE_GREEDY, &s), 0);
+  tt_atomic_store_relaxed(&tt__the_costs.lend[0], 2000);
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_LEND, true, 64, 4, TT__MODE_GREEDY, &s),
+                     2000 + 25000, 1e-2);
 }
 
-/* Load comes and goes: while another process holds the worker's CPU the
- * team costs 20 us a region, then 2.4 again; the rule follows both ways
- * within a few ms of virtual time. */
-static int loaded;
-static double team_loaded(const world *w) {
-  return loaded ? 20 * US : team_plain(w);
+/* ---- the choice ------------------------------------------------------------------- */
+
+/* A loop's first region runs on the team, waking the sleepers, as a
+ * counted trial; it gives the work from the caller's chunks. */
+Test(way, a_new_loop_is_a_trial_on_the_team) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s = asleep(2);
+  tt__way_plan plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 12000, 9000, 0.75, 1, 0);
+  cr_assert_eq(plan.way, TT__WAY_TEAM);
+  cr_assert(plan.wake && plan.trial && plan.timed);
+  cr_assert_eq(tab.trials, 1);
+  cr_assert_float_eq(tab.trial_ns, 12000, 1e-3);
+  cr_assert_float_eq(l->work, 12000, 1e-2, "work %f", (double)l->work);
 }
 
-Test(way, follows_load_that_comes_and_goes) {
-  fresh(0);
-  world w = {.work = 4 * US, .p = 2, .team_cost = team_loaded};
-  loaded = 0;
-  run(&w, 5000);
-  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM);
-  loaded = 1;
-  uint64_t t0 = w.now;
-  while (peek(&w).cur != TT__WAY_SERIAL && w.now - t0 < 1000000000u)
-    run(&w, 1);
-  cr_assert_eq(peek(&w).cur, TT__WAY_SERIAL, "still on the loaded team");
-  cr_assert_lt(w.now - t0, 200000000u, "%.3g ms to leave the loaded team",
-               (double)(w.now - t0) / 1e6);
-  run(&w, 20000);
-  loaded = 0;
-  t0 = w.now;
-  while (peek(&w).cur != TT__WAY_TEAM && w.now - t0 < 10000000000u)
-    run(&w, 1);
-  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM, "never back on the team");
-  cr_assert_lt(w.now - t0, 1000000000u, "%.3g ms to come back to the team",
-               (double)(w.now - t0) / 1e6);
+/* The same loop in each state of the threads: each way where the formulas
+ * put it, and the sleepers woken only where the wake pays. */
+Test(way, the_cheapest_way_in_each_state) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s0 = asleep(2), s1 = spinning(2);
+  tt__way_plan plan;
+  struct { float work; bool spin; tt__way way; bool wake; } cases[] = {
+      {100, false, TT__WAY_SERIAL, true},   /* empty: never the team */
+      {100, true, TT__WAY_SERIAL, true},
+      {1000, false, TT__WAY_SERIAL, true},  /* 1 us: not worth a wake */
+      {1000, true, TT__WAY_TEAM, false},    /* ... but spinning workers */
+      {10000, false, TT__WAY_SERIAL, true}, /* 10 us: the wake eats the gain */
+      {20000, false, TT__WAY_TEAM, true},   /* 20 us: wake */
+      {20000, true, TT__WAY_TEAM, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    l->work = cases[i].work;
+    l->skip = 0;
+    l->since = 0;
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS,
+                   cases[i].spin ? &s1 : &s0, &plan);
+    cr_assert_eq(plan.way, cases[i].way, "case %zu: way %d", i, plan.way);
+    if (plan.way == TT__WAY_TEAM)
+      cr_assert_eq(plan.wake, cases[i].wake, "case %zu: wake %d", i, plan.wake);
+  }
 }
 
-static double team_contended_cheap(const world *w) {
-  (void)w;
-  return 2.4 * US;
+/* Of four participants, one spins and two sleep: a region worth the
+ * spinner but not a wake leaves the sleepers out; a long one wakes them. */
+Test(way, sleepers_sit_out_a_region_not_worth_their_wake) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 256, 4);
+  tt__way_state s = {1, 4, false, false};
+  tt__way_plan plan;
+  l->work = 8000;
+  tt__way_choose(&tab, l, 256, 4, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_TEAM);
+  cr_assert(!plan.wake, "woke for 8 us of work");
+  l->work = 400000;
+  l->skip = 0;
+  tt__way_choose(&tab, l, 256, 4, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_TEAM);
+  cr_assert(plan.wake, "a 400 us region left two sleepers out");
 }
 
-/* OpenMP's threads hold the CPUs (the team competes with them: 6 us):
- * lending (3 us) wins over both the team and the caller alone (4 us). */
-static double team_contended(const world *w) {
-  (void)w;
-  return 6 * US;
+/* The work follows the regions: the caller alone's time, or its chunks
+ * over their share on the team; a loop whose work grows moves to the team. */
+Test(way, the_work_follows_the_regions) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s = asleep(2);
+  region(l, 64, 2, TT__MODE_GREEDY, &s, 3000, 2000, 0.5, 1, 0); /* the trial */
+  for (int i = 0; i < 40; i++)
+    region(l, 64, 2, TT__MODE_GREEDY, &s, 1000, 0, 0, 0, 500);
+  cr_assert_float_eq(l->work, 1000, 50, "work %f", (double)l->work);
+  tt__way_plan plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 1000, 0, 0, 0, 500);
+  cr_assert_eq(plan.way, TT__WAY_SERIAL);
+  /* the loop now costs 200 us a region: serial timings say so */
+  for (int i = 0; i < 40 && plan.way == TT__WAY_SERIAL; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 200000, 0, 0, 0, 500);
+  cr_assert_eq(plan.way, TT__WAY_TEAM, "work %f", (double)l->work);
+  cr_assert(plan.wake);
 }
 
-static double team_contended_costly(const world *w) {
-  (void)w;
-  return 14 * US;
-}
-
-Test(way, lends_when_openmp_holds_the_cpus) {
-  fresh(0);
-  world w = {.work = 4 * US, .p = 2, .team_cost = team_contended,
-             .lend_cost = 3 * US};
-  run(&w, 20000);
-  cr_assert_eq(peek(&w).cur, TT__WAY_LEND);
-  double best = 20000 * 3 * US;
-  cr_assert(w.spent < best * 1.06, "spent %.3g ns, lending alone %.3g", w.spent, best);
-}
-
-/* The team does well (2.4 us) and lending would cost 3: OpenMP's sleeping
- * threads would spin 5 ms after a lent region (libgomp's GOMP_SPINCOUNT)
- * beside the team's workers, a first trial's charge, so lending is not
- * tried within the 120 ms this loop runs: they are never woken. */
-Test(way, no_lending_while_the_team_does_well) {
-  fresh(5000 * US);
-  world w = {.work = 4 * US, .p = 2, .team_cost = team_plain, .lend_cost = 3 * US};
-  run(&w, 50000);
-  cr_assert_eq(w.ran[TT__WAY_LEND], 0, "lent %u regions", w.ran[TT__WAY_LEND]);
-}
-
-/* The state that used to sustain itself: OpenMP's threads spin for 5 ms
- * after a region and then compete with the team (6 us instead of 2.4), and
- * only the lent regions keep them spinning.  Lending is cheapest at first,
- * but a trial of the team outlasts the spin, finds the team cheaper and
- * stays on it. */
-static double team_after_lending(const world *w) {
-  if (w->last_lend && w->now - w->last_lend < 5000 * US)
-    return 6 * US;
-  return team_plain(w);
-}
-
-Test(way, a_lent_state_that_only_lending_sustains_ends) {
-  fresh(5000 * US);
-  world w = {.work = 4 * US, .p = 2, .team_cost = team_after_lending,
-             .lend_cost = 3 * US, .last_lend = 1};
-  w.now = 2; /* OpenMP's threads spin at the start */
-  for (int i = 0; i < 500 && (i < 2 || peek(&w).cur != TT__WAY_LEND); i++)
-    run(&w, 1);
-  cr_assert_eq(peek(&w).cur, TT__WAY_LEND, "lending should win while they spin");
-  uint64_t t0 = w.now;
-  while (peek(&w).cur != TT__WAY_TEAM && w.now - t0 < 20000000000u)
-    run(&w, 1);
-  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM, "stayed lent");
-  unsigned lent = w.ran[TT__WAY_LEND];
-  run(&w, 100000);
-  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM);
-  cr_assert_lt(w.ran[TT__WAY_LEND] - lent, 10, "lent again %u times",
-               w.ran[TT__WAY_LEND] - lent);
-}
-
-/* What a region costs includes what it does to the program between
- * regions: here the team's region is the cheapest (2.4 us against 3 lent)
- * but its spinning workers slow the OpenMP region that follows (8 us
- * instead of 4), as libomp's did on the 2-core guest.  The gap after each
- * region counts with it, and lending wins. */
-Test(way, counts_what_a_region_does_to_the_work_after_it) {
-  fresh(0);
-  world w = {.work = 4 * US, .p = 2, .team_cost = team_contended_cheap,
-             .lend_cost = 3 * US, .between = 4 * US, .between_after_team = 8 * US};
-  run(&w, 20000);
-  cr_assert_eq(peek(&w).cur, TT__WAY_LEND);
-  double best = 20000 * (3 + 4) * US;
-  cr_assert(w.spent < best * 1.06, "spent %.3g ns, lending alone %.3g", w.spent, best);
-}
-
-/* Batches of ten team regions between batches of the program's OpenMP
- * regions (45 us): one region in ten carries that gap, and every way pays
- * it, 4.5 us a region.  Lent regions cost 6 us (10.5 with the gap), the
- * caller alone 10 (14.5), the team 14.  A trial's SETTLED regions in a row
- * seldom hold the gap and never keep it (steady within twice the cheapest,
- * less the costliest): a trial of the caller alone read 10 against
- * lending's 10.5, won, and the loop went to the caller until a trial of
- * lending took it back, again and again (libgomp's batches of ten, 2-core
- * guest: 6 switches in a bench sample, 1.11-1.19x lending).  A trial's
- * result carries the gap share cur's regions show, so the caller alone is
- * tried but never becomes cur. */
-Test(way, a_batch_gap_counts_for_every_way) {
-  fresh(0);
-  world w = {.work = 10 * US, .p = 2, .team_cost = team_contended_costly,
-             .lend_cost = 6 * US, .batch = 10, .batch_gap = 45 * US};
-  run(&w, 200000); /* lending's mean has taken the gap in (HORIZON_NS) */
-  cr_assert_eq(peek(&w).cur, TT__WAY_LEND);
-  unsigned trials = 0, on_caller = 0;
-  double spent = w.spent;
-  for (unsigned i = 0; i < 200000; i++) {
-    tt__loop before = peek(&w);
-    run(&w, 1);
-    tt__loop v = peek(&w);
-    if (before.trial == TT__WAY_SERIAL && v.trial == TT__WAYS) {
+/* A loop kept off the team by a costly measurement (a wake-up delayed by
+ * a time slice, say) is tried on the team again once it has spent
+ * TT__OVERHEAD_DIV times the difference, and only then: the trials stay
+ * a bounded share of the loop's time. */
+Test(way, a_way_kept_out_is_measured_again_at_a_bounded_cost) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s = spinning(2);
+  l->work = 20000;
+  l->extra = 40000; /* the team measured 50 us over its 10 */
+  double spent = 0, tried = 0;
+  unsigned trials = 0;
+  for (int i = 0; i < 2000; i++) {
+    tt__way_plan plan;
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+    double cost = plan.way == TT__WAY_SERIAL ? 20000 : 50300;
+    virtual_now += (uint64_t)cost;
+    tt__way_cost c = {(uint64_t)cost, (uint64_t)(plan.way == TT__WAY_SERIAL ? cost : 10000),
+                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now};
+    tt__way_record(&tab, &plan, plan.way, &c);
+    spent += cost;
+    if (plan.way == TT__WAY_TEAM) {
       trials++;
-      cr_assert_gt(v.est[TT__WAY_SERIAL], 13 * US,
-                   "the caller alone's trial read %.0f ns without the gap",
-                   v.est[TT__WAY_SERIAL]);
+      tried += cost - 20000;
     }
-    on_caller += v.cur == TT__WAY_SERIAL;
   }
-  cr_assert_gt(trials, 0, "the caller alone was never tried");
-  cr_assert_eq(on_caller, 0, "on the caller alone for %u regions", on_caller);
-  double best = 200000 * (6 + 4.5) * US;
-  cr_assert_lt(w.spent - spent, best * 1.05, "spent %.3g ms, lending alone %.3g",
-               (w.spent - spent) / 1e6, best / 1e6);
-}
-
-/* A team trial that read a wake-up is tried again: the loop of the
- * process that ran one OpenMP loop, slept, then runs 2 us chunks on the
- * team (2.6 us a region; 4 on the caller alone, 3.3 lent).  The regions
- * in the first 60 us after the workers woke read 6.8 us, so the team's
- * first trial does, and the caller alone wins it; the team is tried again
- * within its charge and wins.  OpenMP's threads sleep (5 ms after a lent
- * region; lending wakes them, 40 us, and the team then runs at 6 us while
- * they spin): lending, charged that, is never tried.  The first 2000
- * regions cost within 10% of TEAMS_RUN=team's. */
-static uint64_t team_woke_at;
-static double team_woken(const world *w) {
-  if (!w->last_team || w->now - w->last_team > 100 * US) {
-    team_woke_at = w->now;
-    return (40 + 6.8) * US;
+  cr_assert_gt(trials, 0, "the team was never measured again");
+  cr_assert_lt(tried / spent, 2.0 / TT__OVERHEAD_DIV, "trials cost %.1f%%",
+               100 * tried / spent);
+  /* and when the team recovers, the loop comes back to it */
+  unsigned team = 0;
+  for (int i = 0; i < 20000; i++) {
+    tt__way_plan plan;
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+    double cost = plan.way == TT__WAY_SERIAL ? 20000 : 10300;
+    virtual_now += (uint64_t)cost;
+    tt__way_cost c = {(uint64_t)cost, (uint64_t)(plan.way == TT__WAY_SERIAL ? cost : 10000),
+                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now};
+    tt__way_record(&tab, &plan, plan.way, &c);
+    team += i >= 19000 && plan.way == TT__WAY_TEAM;
   }
-  if (w->now - team_woke_at < 60 * US)
-    return 6.8 * US;
-  if (w->last_lend && w->now - w->last_lend < 5000 * US)
-    return 6 * US;
-  return 2.6 * US;
+  cr_assert_eq(team, 1000, "the recovered team ran %u of the last 1000", team);
 }
 
-Test(way, a_team_trial_that_read_a_wake_up_is_tried_again) {
-  world base = {.work = 4 * US, .p = 2, .team_cost = team_woken, .lend_cost = 3.3 * US};
-  world fixed = base;
-  fixed.team_fixed = true;
-  fresh(5000 * US);
-  run(&fixed, 2000);
-  fresh(5000 * US);
-  world w = base;
-  run(&w, 2000);
-  cr_assert_lt(w.spent, fixed.spent * 1.1, "2000 regions: %.3g ms, the team alone %.3g",
-               w.spent / 1e6, fixed.spent / 1e6);
-  cr_assert_eq(w.ran[TT__WAY_LEND], 0, "lent %u regions", w.ran[TT__WAY_LEND]);
-  run(&w, 20000);
-  cr_assert_eq(peek(&w).cur, TT__WAY_TEAM);
+/* Lending: tried once where the team would win and nothing is known of
+ * it, then chosen when its measured cost is lower. */
+Test(way, lending_is_tried_once_then_chosen_by_its_cost) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s = {0, 2, true, true};
+  l->work = 100000;
+  tt__way_plan plan;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_LEND);
+  cr_assert(plan.trial && plan.timed);
+  virtual_now += 51000;
+  tt__way_cost c = {51000, 0, 0, 0, virtual_now};
+  tt__way_record(&tab, &plan, TT__WAY_LEND, &c);
+  cr_assert_eq(tt_atomic_load_relaxed(&tt__the_costs.lend[1]), 1000);
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_LEND, "lending at 1 us beside a wake-up");
+  cr_assert(!plan.trial);
+  /* OpenMP's threads asleep: not measured in that state, and the team is
+   * dearer... a trial again; measured dear, the team wins */
+  s.omp_spins = false;
+  l->skip = 0;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_LEND);
+  cr_assert(plan.trial);
+  virtual_now += 80000;
+  c = (tt__way_cost){80000, 0, 0, 0, virtual_now};
+  tt__way_record(&tab, &plan, TT__WAY_LEND, &c);
+  l->skip = 0;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_TEAM);
 }
 
-/* Regions run until the loop is on the caller alone, no trial under way
- * (at most limit). */
-static unsigned regions_until_the_caller(world *w, unsigned limit) {
-  unsigned n = 0;
-  for (; n < limit && (peek(w).cur != TT__WAY_SERIAL || peek(w).trial != TT__WAYS); n++)
-    run(w, 1);
-  return n;
+/* The spin after a team region: SPIN_WORTH times what spinning saves the
+ * next region while the thread's regions come closer than that, else none. */
+Test(way, the_spin_follows_the_gap) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s = spinning(2);
+  l->work = 40000;
+  tt__way_plan plan;
+  for (int i = 0; i < 20; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 20000);
+  cr_assert_eq(plan.way, TT__WAY_TEAM);
+  /* asleep: FORK + 8000 + (40000 - 5000)/2 = 25800; spinning 20300 */
+  cr_assert_gt(plan.linger, 50000, "linger %llu", (unsigned long long)plan.linger);
+  cr_assert_lt(plan.linger, 60000, "linger %llu", (unsigned long long)plan.linger);
+  for (int i = 0; i < 20; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 500000);
+  cr_assert_eq(plan.linger, 0, "a 500 us gap: spun %llu ns",
+               (unsigned long long)plan.linger);
 }
 
-/* A stall of the whole process is no way's fault: pairs of an OpenMP
- * region (2.5 us) and an empty team region (50 ns on the caller), next to
- * a process that holds a CPU, where for a few regions OpenMP's thread
- * waits a time slice (4 ms) whichever way the team region took.  The
- * caller alone's estimate takes that level while it lasts, and the old
- * estimates of lending and of the team (from before it) look cheaper; they
- * are tried, not believed, the caller alone is measured again beside them,
- * and the loop is back on the caller within a few regions of the stall's
- * end, for stalls of 4 to 16 regions.  (Believed, they kept a stall of 6
- * regions' loop on the team until the caller alone's 4 ms estimate had
- * waited out its budget, 128 ms: most of a bench sample at 2x.) */
-Test(way, a_stall_of_the_whole_process_is_no_ways_fault) {
-  fresh(0);
-  world w = {.work = 50, .p = 2, .team_cost = team_contended_cheap,
-             .lend_cost = 2.5 * US, .between = 2.5 * US};
-  run(&w, 20000);
-  cr_assert_eq(peek(&w).cur, TT__WAY_SERIAL);
-  for (int stall = 4; stall <= 16; stall++) { /* its regions */
-    w.between = 4000 * US;
-    run(&w, (unsigned)stall);
-    w.between = 2.5 * US;
-    unsigned n = regions_until_the_caller(&w, 1000);
-    cr_assert_lt(n, 40, "stall %d: %u regions after it before the caller alone again",
-                 stall, n);
-    double spent = w.spent;
-    run(&w, 40000);
-    double best = 40000 * (50 + 2.5 * US);
-    cr_assert_lt(w.spent - spent, best * 1.1, "stall %d: the next 40000 regions cost "
-                 "%.3g ms, the caller alone %.3g", stall, (w.spent - spent) / 1e6, best / 1e6);
-  }
-}
-
-/* The same stall at the loop's start, over the first trials: the team's
- * and the caller alone's are made in it (4 ms a region), lending's after
- * it (5 us); lending, at a thousandth of the others, is a new level, and
- * the estimates from before it are tried again at once, not after the
- * budgets of 4 ms regions (a second and more).  For stalls over the first
- * 6 to 16 regions, the loop is on the caller within 200 regions of the
- * stall's end. */
-Test(way, a_stall_over_the_first_trials_is_no_ways_fault) {
-  for (unsigned stall = 6; stall <= 16; stall++) {
-    fresh(0);
-    world w = {.work = 50, .p = 2, .team_cost = team_contended_cheap,
-               .lend_cost = 2.5 * US, .between = 4000 * US};
-    run(&w, stall);
-    w.between = 2.5 * US;
-    unsigned n = regions_until_the_caller(&w, 100000);
-    cr_assert_lt(n, 200, "a stall of %u: %u regions after it before the caller alone",
-                 stall, n);
-  }
-}
-
-/* TEAMS_RUN fixes the way: without a record nothing is timed; with one
- * (the auto schedule reads its loop's times) regions are sampled, but no
- * other way is ever tried, and OpenMP falls back to the team when it cannot
- * lend. */
+/* TEAMS_RUN fixes the way: no record, nothing timed, no trial. */
 Test(way, a_fixed_way_runs_only_that_way) {
-  fresh(0);
+  fresh();
   tt__way_plan plan;
   static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_LEND};
+  tt__way_state s = {0, 2, true, false};
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   for (int k = 0; k < 3; k++) {
-    cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, fixed[k], true, NULL, &plan),
-                 fixed[k]);
+    tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, fixed[k], &s, &plan);
+    cr_assert_eq(plan.way, fixed[k]);
     cr_assert_null(plan.loop);
-    cr_assert(!plan.timed);
+    cr_assert(!plan.timed && !plan.trial);
   }
-  cr_assert_eq(tt__way_choose(&tab, NULL, 2, TT__MODE_STATIC, TT__WAY_LEND, false, NULL, &plan),
-               TT__WAY_TEAM, "nothing to lend to: the team");
-  /* with a record: cheap regions the rule would run on the caller alone */
-  for (int k = 0; k < 3; k++) {
-    memset(&tab, 0, sizeof tab);
-    for (int i = 0; i < 2000; i++) {
-      virtual_now += 1000;
-      tt__loop *l = tt__loop_find(&tab, &key, 2, 2);
-      cr_assert_eq(tt__way_choose(&tab, l, 2, TT__MODE_STATIC, fixed[k], true, NULL, &plan),
-                   fixed[k]);
-      cr_assert_eq(l->trial, TT__WAYS, "a trial under a fixed way");
-      tt__way_cost c = {10, 5, 1, virtual_now};
-      tt__way_record(&tab, &plan, fixed[k], &c);
-    }
-    cr_assert_eq(tt__loop_peek(&tab, &key, 2, 2)->cur, fixed[k]);
-  }
+  s.can_lend = false;
+  tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_LEND, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_TEAM, "nothing to lend to: the team");
 }
 
-/* Sites are told apart by function and shape: another shape of the same
- * loop has a record of its own. */
+/* Sites are told apart by function and shape. */
 Test(way, shapes_have_records_of_their_own) {
-  fresh(0);
-  world a = {.work = 10, .p = 2, .team_cost = team_plain};
-  world b = {.work = 40000 * US, .p = 3, .team_cost = team_plain};
-  run(&a, 50);
-  run(&b, 50);
-  cr_assert_eq(peek(&a).cur, TT__WAY_SERIAL);
-  cr_assert_eq(peek(&b).cur, TT__WAY_TEAM);
-  cr_assert_eq(b.ran[TT__WAY_SERIAL], 0);
+  fresh();
+  tt__loop *a = tt__loop_find(&tab, &key, 64, 2);
+  a->work = 5;
+  tt__loop *b = tt__loop_find(&tab, &key, 64, 3);
+  cr_assert_neq(a, b);
+  cr_assert_float_eq(b->work, 0, 1e-9);
+  cr_assert_eq(tt__loop_peek(&tab, &key, 100, 2), a, "64 and 100: one class");
+  cr_assert_null(tt__loop_peek(&tab, &key, 200, 2));
 }
 
 /* ---- the real team ---------------------------------------------------------------- */
@@ -497,22 +343,26 @@ static void count(void *ctx, size_t c) {
   atomic_fetch_add(&((counts *)ctx)->runs[c], 1);
 }
 
-static void team_of(size_t n) {
+static void team_of(size_t n, const char *spin_us) {
   tt__way_test_clock(NULL);
   char s[16];
   snprintf(s, sizeof s, "%zu", n);
   setenv("TEAMS_NUM_THREADS", s, 1);
   setenv("TEAMS_RUN", "auto", 1);
+  if (spin_us)
+    setenv("TEAMS_SPIN_US", spin_us, 1);
+  else
+    unsetenv("TEAMS_SPIN_US");
   cr_assert_eq(tt_team_shutdown(), 0);
   cr_assert_eq(tt_team_start(), 0);
   memset(tt__way_mine(), 0, sizeof(tt__loops));
 }
 
-/* Empty regions on the real team end up on the caller alone (the team
- * costs 0.3-0.5 us a region on the 2-core guests, the caller 10-20 ns), and
- * every chunk of every region runs once whichever way it took. */
+/* Empty regions on the real team end up on the caller alone, and every
+ * chunk of every region runs once whichever way it took; the probe measured
+ * the constants. */
 Test(way, real_cheap_regions_run_on_the_caller) {
-  team_of(2);
+  team_of(2, NULL);
   counts x;
   for (int i = 0; i < 5000; i++) {
     memset(&x, 0, sizeof x);
@@ -521,15 +371,18 @@ Test(way, real_cheap_regions_run_on_the_caller) {
       cr_assert_eq(atomic_load(&x.runs[c]), 1, "region %d chunk %zu ran %u times",
                    i, c, atomic_load(&x.runs[c]));
   }
-  const tt__loop *v = tt__loop_peek(tt__way_mine(), (const void *)count, 2, 2);
-  cr_assert(v);
-  cr_assert_eq(v->cur, TT__WAY_SERIAL, "team %.0f ns, caller %.0f ns",
-               v->est[TT__WAY_TEAM], v->est[TT__WAY_SERIAL]);
+  cr_assert_gt(tt_atomic_load_relaxed(&tt__the_costs.fork), 0);
+  cr_assert_gt(tt_atomic_load_relaxed(&tt__the_costs.wake_call), 0);
+  cr_assert_gt(tt_atomic_load_relaxed(&tt__the_costs.wake_lat), 0);
+  const tt__loops *t = tt__way_mine();
+  cr_assert_gt(t->ran[TT__WAY_SERIAL] + 0u, 0u);
+  cr_assert_leq(t->ran[TT__WAY_TEAM], 20, "%llu empty regions on the team",
+                (unsigned long long)t->ran[TT__WAY_TEAM]);
 }
 
 /* First touch always runs on the team's workers, however cheap. */
 Test(way, first_touch_always_on_the_team) {
-  team_of(2);
+  team_of(2, NULL);
   for (int i = 0; i < 2000; i++) {
     int parallel = 0;
     counts x;
@@ -538,4 +391,64 @@ Test(way, first_touch_always_on_the_team) {
     cr_assert_eq(parallel, 1, "region %d ran on the caller alone", i);
   }
   cr_assert_null(tt__loop_peek(tt__way_mine(), (const void *)count, 2, 2));
+}
+
+/* A region whose sleeping workers sit it out (wake not made): every chunk
+ * runs once, static and greedy, on any number of participants, with the
+ * workers asleep at every region (TEAMS_SPIN_US=0). */
+static void spin_chunk(void *ctx, size_t c) {
+  count(ctx, c);
+  for (volatile int i = 0; i < 200; i++)
+    ;
+}
+Test(way, sleepers_left_out_still_every_chunk_once) {
+  team_of(4, "0");
+  tt__thread *me = tt__me();
+  for (int i = 0; i < 3000; i++) {
+    counts x;
+    memset(&x, 0, sizeof x);
+    size_t p = 2 + (size_t)i % 3, m = i % 2 ? p : 2 + (size_t)i % 61;
+    tt__mode mode = m == p ? TT__MODE_STATIC : TT__MODE_GREEDY;
+    cr_assert(tt__try_take(me));
+    tt__run_parallel(me, spin_chunk, &x, m, p, mode, i % 4 == 0, NULL);
+    tt__release();
+    for (size_t c = 0; c < m; c++)
+      cr_assert_eq(atomic_load(&x.runs[c]), 1, "region %d (m %zu p %zu) chunk %zu ran %u times",
+                   i, m, p, c, atomic_load(&x.runs[c]));
+  }
+}
+
+/* Kernels launched through tt_launch have records of their own, keyed by
+ * the kernel: a cheap and a costly one alternating end up apart. */
+typedef struct { unsigned *x; unsigned reps; } spin_args;
+TT_KERNEL(way_cheap, spin_args, a) { a->x[tt_get_global_id(0)] += 1; }
+TT_KERNEL(way_costly, spin_args, a) {
+  unsigned v = a->x[tt_get_global_id(0)];
+  for (unsigned i = 0; i < a->reps; i++)
+    v = v * 1664525u + 1013904223u;
+  a->x[tt_get_global_id(0)] = v | 1;
+}
+Test(way, kernels_alternating_keep_records_of_their_own) {
+  team_of(2, NULL);
+  static unsigned x[256], y[4096];
+  for (int i = 0; i < 400; i++) {
+    tt_launch_config a = {.dims = 1, .global = {256}};
+    tt_launch_config b = {.dims = 1, .global = {4096}};
+    cr_assert_eq(tt_launch(&way_cheap, &(spin_args){x, 0}, &a), 0);
+    cr_assert_eq(tt_launch(&way_costly, &(spin_args){y, 2000}, &b), 0);
+  }
+  for (int i = 0; i < 256; i++)
+    cr_assert_eq(x[i], 400u);
+  const tt__loops *t = tt__way_mine();
+  int records = 0;
+  float lo = 1e30f, hi = 0;
+  for (int i = 0; i < TT__LOOPS; i++)
+    if (t->loop[i].key == &way_cheap || t->loop[i].key == &way_costly) {
+      records++;
+      float w = t->loop[i].work;
+      lo = w < lo ? w : lo;
+      hi = w > hi ? w : hi;
+    }
+  cr_assert_eq(records, 2, "%d records for the two kernels", records);
+  cr_assert_gt(hi, 20 * lo, "works %.0f and %.0f ns", (double)lo, (double)hi);
 }
