@@ -2,10 +2,11 @@
  * team, and TEAMS_DEBUG's report of what the rule did.
  *
  * The probe runs once per team start, by the first holder, before that
- * holder's region: a few empty regions on the whole team with the workers
- * spinning (`fork`: their cost per worker), then, on one worker made to
+ * holder's region: a few regions of one 2 us chunk per participant on the
+ * whole team with the workers spinning (`fork`: their cost beyond the
+ * chunk, per worker), then, on one worker made to
  * sleep, empty regions that wake it (`wake_call`, timed by hand_on, and
- * `wake_lat`, by the worker when it runs).  About 50 us on the 2-core
+ * `wake_lat`, by the worker when it runs).  About 60 us on the 2-core
  * guests (docs/measurements.md, "The way's constants").  The wake samples
  * go on with every wake the holders make; `fork` is the probe's alone
  * (each loop's own miss is its `extra`, way.c). */
@@ -18,6 +19,17 @@
 static void empty(void *ctx, size_t c) {
   (void)ctx;
   (void)c;
+}
+
+/* A chunk of WORK_NS: long enough that a spinning worker takes its own
+ * before the holder, done with its, claims it (protocol 10). */
+#define WORK_NS 2000
+static void busy(void *ctx, size_t c) {
+  (void)ctx;
+  (void)c;
+  uint64_t until = tt__now_ns() + WORK_NS;
+  while (tt__now_ns() < until)
+    tt__cpu_relax();
 }
 
 static uint64_t median5(uint64_t *v) {
@@ -50,13 +62,14 @@ void tt__costs_probe(void) {
   /* fork: on spinning workers (the first region wakes them) */
   tt_atomic_store_relaxed(&T->linger_ns, 1000000);
   uint64_t v[5];
-  tt__run_parallel(me, empty, NULL, n, n, TT__MODE_STATIC, true, NULL);
+  tt__run_parallel(me, busy, NULL, n, n, TT__MODE_STATIC, true, NULL);
   for (int i = 0; i < 5; i++) {
     uint64_t a = tt__now_ns();
-    tt__run_parallel(me, empty, NULL, n, n, TT__MODE_STATIC, true, NULL);
+    tt__run_parallel(me, busy, NULL, n, n, TT__MODE_STATIC, true, NULL);
     v[i] = tt__now_ns() - a;
   }
-  uint64_t fork = median5(v) / (n - 1);
+  uint64_t t = median5(v);
+  uint64_t fork = t > WORK_NS ? (t - WORK_NS) / (n - 1) : 1;
   tt__costs_set((uint32_t)(fork ? fork : 1), 0, 0, 0);
   /* the wake: worker 1 sleeps at once after each region; a region of two
    * wakes it (at most 3 tries, 2 ms each, to find it asleep) */
