@@ -38,7 +38,8 @@
     "participants, workers + caller (set: no resizing)",                      \
     "the CPUs the process may use, capped by its cgroup quota (cpuset.h)")    \
   X(SPIN_US, "TEAMS_SPIN_US", INT, 0, 10000000, NULL, 100,                     \
-    "idle spin before sleeping, us", "teams-bench's wake sweep (idle.c)")     \
+    "idle spin before sleeping, us (unset: the way's model, way.c)",          \
+    "the spin of a fixed TEAMS_RUN; unset under auto: what the spin saves")   \
   X(IDLE, "TEAMS_IDLE", CHOICE, 0, 0, "sleep|sentinel", 0,                     \
     "with sentinel one idle worker keeps spinning", "")                           \
   X(RUN, "TEAMS_RUN", CHOICE, 0, 0, "auto|team|serial|openmp", 0,              \
