@@ -30,6 +30,8 @@ optional=(
   'liboclgrind-21.10:Oclgrind, a second OpenCL platform beside teams (test teams-run-icd)'
   'oclgrind:Oclgrind, a second OpenCL platform beside teams (test teams-run-icd)'
   'clpeak:clpeak, a peer client for tools/bench-pocl-versions.sh'
+  'spirv-headers:the SPIR-V headers, for building the OpenCL CTS (tools/cts.sh)'
+  'spirv-tools:spirv-as and spirv-val, for building the OpenCL CTS (tools/cts.sh)'
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
