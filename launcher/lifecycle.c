@@ -195,7 +195,7 @@ static int start_locked(int tid) {
   T->spin_ns = (uint64_t)set.value[TT__SET_SPIN_US] * 1000u;
   T->spin_fixed = set.set[TT__SET_SPIN_US];
   tt_atomic_store_relaxed(&T->linger_ns, T->spin_ns);
-  T->probed = false;
+  tt_atomic_store_relaxed(&T->probed, false);
   T->yield_after_ns = tt__yield_threshold_ns();
   T->cpus = cpus;
   T->requested = n;

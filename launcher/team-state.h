@@ -151,8 +151,9 @@ typedef struct tt__team {
    * read by workers: relaxed. */
   _Atomic uint64_t linger_ns;
   bool spin_fixed;
-  /* Holder-only: the constants of way.h were measured since this start. */
-  bool probed;
+  /* The constants of way.h were measured since this start: written by a
+   * holder, read before the take as a hint (relaxed). */
+  _Atomic bool probed;
   /* A spinner yields the CPU between looks once it has waited this long
    * (idle.c, "Yielding"): measured at start. */
   uint64_t yield_after_ns;

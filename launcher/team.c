@@ -58,9 +58,10 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     tt__resize_now();
   /* The way's constants, by the first holder after each start
    * (way-probe.c); held: probed is the holder's. */
-  if (!tt__the_team.probed && tt__try_take(me)) {
-    if (tt_atomic_load_acquire(&tt__the_team.running) && !tt__the_team.probed) {
-      tt__the_team.probed = true;
+  if (!tt_atomic_load_relaxed(&tt__the_team.probed) && tt__try_take(me)) {
+    if (tt_atomic_load_acquire(&tt__the_team.running) &&
+        !tt_atomic_load_relaxed(&tt__the_team.probed)) {
+      tt_atomic_store_relaxed(&tt__the_team.probed, true);
       tt__costs_probe();
     }
     tt__release();
