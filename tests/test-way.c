@@ -18,6 +18,9 @@
 #endif
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -451,4 +454,59 @@ Test(way, kernels_alternating_keep_records_of_their_own) {
     }
   cr_assert_eq(records, 2, "%d records for the two kernels", records);
   cr_assert_gt(hi, 20 * lo, "works %.0f and %.0f ns", (double)lo, (double)hi);
+}
+
+/* Every worker held in a signal handler (stopped, neither spinning nor
+ * asleep in the futex): regions of every shape still complete, on the
+ * caller, with every chunk once; released, the workers rejoin. */
+static _Atomic int held, release_held;
+static void hold(int sig) {
+  (void)sig;
+  atomic_fetch_add(&held, 1);
+  while (!atomic_load(&release_held)) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+  atomic_fetch_sub(&held, 1);
+}
+static void count_range(void *ctx, size_t b, size_t e) {
+  for (size_t c = b; c < e; c++)
+    count(ctx, c);
+}
+static void every_chunk_once(const char *when) {
+  for (int i = 0; i < 300; i++) {
+    counts x;
+    memset(&x, 0, sizeof x);
+    size_t m = i % 3 == 0 ? 3 : 40;
+    if (i % 3 == 2)
+      cr_assert_eq(tt_foreach_range(count_range, &x, m, 1, 3, TT_SCHED_STEAL), 0);
+    else
+      cr_assert_eq(tt_foreach_chunk(count, &x, m, 3), 0);
+    for (size_t c = 0; c < m; c++)
+      cr_assert_eq(atomic_load(&x.runs[c]), 1, "%s: region %d chunk %zu ran %u times",
+                   when, i, c, atomic_load(&x.runs[c]));
+  }
+}
+Test(way, regions_complete_on_the_caller_while_every_worker_is_held) {
+  team_of(3, NULL);
+  every_chunk_once("before");
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = hold;
+  sigemptyset(&sa.sa_mask);
+  cr_assert_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+  atomic_store(&release_held, 0);
+  size_t n = tt_team_size();
+  for (size_t i = 1; i < n; i++)
+    cr_assert_eq(pthread_kill(tt__the_team.workers[i].thread, SIGUSR2), 0);
+  for (int k = 0; k < 20000 && atomic_load(&held) < (int)(n - 1); k++) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+  cr_assert_eq(atomic_load(&held), (int)(n - 1), "workers held: %d", atomic_load(&held));
+  every_chunk_once("held");
+  atomic_store(&release_held, 1);
+  while (atomic_load(&held) > 0)
+    ;
+  every_chunk_once("released");
 }
