@@ -36,7 +36,8 @@
  * cost over the caller alone is bounded by the wake calls: the caller
  * starts at once) and gives E; lending, where possible, is tried once per
  * state of OpenMP's threads, when the team would win.  Trials are counted
- * with their time (TEAMS_DEBUG=1's report).
+ * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
+ * once the loop has spent TT__OVERHEAD_DIV times its predicted excess.
  *
  * Spinning.  After a region on the team its workers spin for `linger`:
  * SPIN_WORTH times what spinning workers save the loop's next region (its
@@ -215,39 +216,50 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   if (l->work <= 0) { /* no number yet: the team, which measures E */
     plan->trial = true;
   } else {
-    float best = l->work;
+    /* the cheapest as predicted */
+    float best = l->work, c;
     plan->way = TT__WAY_SERIAL;
-    float c = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s);
+    c = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s);
     if (plan->spinning > 0 && c < best) {
       best = c;
       plan->way = TT__WAY_TEAM;
       plan->wake = false;
     }
-    c = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
-    if (c < best) {
-      best = c;
-      plan->way = TT__WAY_TEAM;
-      plan->wake = true;
-    }
-    /* The team again, as a trial, once the loop has spent TT__OVERHEAD_DIV
-     * times what the team would cost it beyond the best since the team
-     * last ran it: numbers that kept it off the team (a slow wake-up, a
-     * costly region) are measured again at a bounded cost. */
     float team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
-    l->since += best;
-    if (plan->way == TT__WAY_TEAM) {
-      l->since = 0;
-    } else if (l->since >= TT__OVERHEAD_DIV * (team - best)) {
-      l->since = 0;
+    if (team < best) {
+      best = team;
       plan->way = TT__WAY_TEAM;
       plan->wake = true;
-      plan->trial = true;
     }
-    if (s->can_lend) {
-      c = tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s);
-      if (c < 0 ? plan->way == TT__WAY_TEAM : c < best) {
-        plan->trial = c < 0;
-        plan->way = TT__WAY_LEND;
+    float lend = s->can_lend ? tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s) : 0;
+    if (s->can_lend && lend >= 0 && lend < best) {
+      best = lend;
+      plan->way = TT__WAY_LEND;
+    }
+    /* A way kept out runs again, as a trial, once the loop has spent
+     * TT__OVERHEAD_DIV times what it would cost beyond the best since it
+     * last ran: numbers that keep it out (a slow wake-up, a costly region)
+     * are measured again at a bounded cost.  Lending with no number for
+     * the state is tried where the team would win. */
+    static const tt__way kept[2] = {TT__WAY_TEAM, TT__WAY_LEND};
+    for (int i = 0; i < 2; i++) {
+      tt__way x = kept[i];
+      float cost = x == TT__WAY_TEAM ? team : lend;
+      if (x == TT__WAY_LEND && !s->can_lend)
+        continue;
+      if (plan->way == x) {
+        l->since[i] = 0;
+        continue;
+      }
+      l->since[i] += best;
+      bool due = x == TT__WAY_LEND && cost < 0
+                     ? plan->way == TT__WAY_TEAM
+                     : l->since[i] >= TT__OVERHEAD_DIV * (cost - best);
+      if (due && !plan->trial) {
+        l->since[i] = 0;
+        plan->way = x;
+        plan->wake = true;
+        plan->trial = true;
       }
     }
     if (!plan->timed) {

@@ -43,7 +43,7 @@ typedef struct tt__loop {
   float work;  /* ns of one region on the caller alone (0: not measured) */
   float extra; /* the team's measured cost beyond the model's, on spinning workers */
   uint32_t skip; /* untimed regions before the next timed one */
-  float since;   /* the loop's predicted time since the team last ran it */
+  float since[2]; /* its predicted time since the team, lending, last ran it */
   /* range.c's auto schedule: the last timed region's own time, ns; steal
    * (1), greedy over `chunks` chunks (0), unknown (-1) */
   float last_ns;

@@ -162,7 +162,7 @@ Test(way, the_cheapest_way_in_each_state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     l->work = cases[i].work;
     l->skip = 0;
-    l->since = 0;
+    l->since[0] = l->since[1] = 0;
     tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS,
                    cases[i].spin ? &s1 : &s0, &plan);
     cr_assert_eq(plan.way, cases[i].way, "case %zu: way %d", i, plan.way);
