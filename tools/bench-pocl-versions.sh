@@ -17,7 +17,9 @@
 # (medians, ratios to each release's cpu and cpu-minimal) and a plot, and
 # per release the table of cl-gap's cells and its plot.
 #
-#   tools/bench-pocl-versions.sh [--quick] [--rounds N] [--out DIR] [RELEASE...]
+#   tools/bench-pocl-versions.sh [--quick] [--rounds N] [--out DIR]
+#                                [--section NAME] [RELEASE...]
+# --section NAME: teams-bench-cl's one section (e.g. cl-gap), no clpeak.
 # RELEASE: bookworm, trixie, forky, or `host` (this machine's own PoCL);
 # default: host and the two of bookworm, trixie and forky it is not.
 # Writes DIR (default build-ci/bench-pocl-versions): <release>-cl.tsv,
@@ -28,6 +30,7 @@ cd "$(dirname "$0")/.."
 src=$(pwd)
 . tools/pocl-root.sh
 quick=""
+section=""
 rounds=5
 out=build-ci/bench-pocl-versions
 while [[ $# -gt 0 ]]; do
@@ -35,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=--quick; rounds=2 ;;
     --rounds) rounds=$2; shift ;;
     --out) out=$2; shift ;;
+    --section) section=$2; shift ;;
     -*) echo "bench-pocl-versions: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -54,11 +58,13 @@ out=$(cd "$out" && pwd)
 measure=$(
   cat <<'SH'
 set -uo pipefail
-build=$1 out=$2 name=$3 rounds=$4 quick=$5
-"$build/bench/teams-bench-cl" --tsv $quick > "$out/$name-cl.tsv" \
+build=$1 out=$2 name=$3 rounds=$4 quick=$5 section=$6
+"$build/bench/teams-bench-cl" --tsv $quick ${section:+--section "$section"} > "$out/$name-cl.tsv" \
   2> "$out/$name-cl.notes" ||
   { cat "$out/$name-cl.notes" >&2; echo "teams-bench-cl failed" >&2; exit 1; }
-if command -v clpeak > /dev/null; then
+if [ -n "$section" ]; then
+  echo "one section ($section): clpeak left out" > "$out/$name-clpeak.txt"
+elif command -v clpeak > /dev/null; then
   : > "$out/$name-clpeak.txt"
   for r in $(seq 1 "$rounds"); do
     for sys in teams cpu cpu-minimal; do
@@ -90,7 +96,7 @@ for rel in "${releases[@]}"; do
     { [[ -f build-ci/release/CMakeCache.txt ]] || cmake --preset release; } > "$out/$name-build.log" 2>&1 &&
       cmake --build build-ci/release -j"$(nproc)" >> "$out/$name-build.log" 2>&1 || {
       echo "=== $name: build failed ($out/$name-build.log)"; status=1; continue; }
-    bash -c "$measure" measure "$src/build-ci/release" "$out" "$name" "$rounds" "$quick"
+    bash -c "$measure" measure "$src/build-ci/release" "$out" "$name" "$rounds" "$quick" "$section"
   else
     name=$rel
     root=$(pocl_root_make "$rel") || { echo "=== $name: no root"; status=1; continue; }
@@ -103,8 +109,8 @@ for rel in "${releases[@]}"; do
           -DTT_BUILD_POCL=ON -DTT_BUILD_BENCH=ON -DTT_MODEL_CHECK=OFF > /dev/null
       fi
       cmake --build /build-bench -j"$(nproc)" > /dev/null
-      bash -c "$1" measure /build-bench /bench-out "$2" "$3" "$4"' \
-      bench "$measure" "$name" "$rounds" "$quick"
+      bash -c "$1" measure /build-bench /bench-out "$2" "$3" "$4" "$5"' \
+      bench "$measure" "$name" "$rounds" "$quick" "$section"
     rc=$?
     cp "$root/bench-out/$name"-* "$out/" 2>/dev/null
     ((rc == 0)) || { echo "=== $name: FAILED"; status=1; continue; }
