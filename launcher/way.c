@@ -57,8 +57,6 @@
 #include "way.h"
 
 #define NONE TT__WAYS
-/* A timed region moves a loop's numbers by 1/FOLLOW of its difference. */
-#define FOLLOW 4.0f
 /* Sleeping after a gap of at least SPIN_WORTH times what spinning saves
  * loses at most 1/SPIN_WORTH: the 10% by which a fixed way may beat the
  * rule. */
@@ -96,6 +94,25 @@ void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
     tt_atomic_store_relaxed(&tt__the_costs.wake_lat, wake_lat);
   if (look)
     tt_atomic_store_relaxed(&tt__the_costs.look, look);
+}
+
+/* A loop's number, the median of its last three samples: a sample that met
+ * a time slice or an interrupt moves nothing, a new level is followed at
+ * its second sample.  n counts the samples (up to 3). */
+static void follow(float *v, float s[3], uint8_t *n, float x) {
+  s[2] = s[1];
+  s[1] = s[0];
+  s[0] = x;
+  if (*n < 3)
+    (*n)++;
+  if (*n == 1) {
+    *v = x;
+  } else if (*n == 2) {
+    *v = (s[0] + s[1]) / 2;
+  } else {
+    float a = s[0], b = s[1], c = s[2];
+    *v = a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+  }
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -296,7 +313,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     float g = ((float)(plan->t0 - t->last_end) - t->untimed_ns) /
               (float)(t->untimed + 1);
     g = g > 0 ? g : 0;
-    t->gap = t->gap > 0 ? t->gap + (g - t->gap) / FOLLOW : g;
+    follow(&t->gap, t->gap_s, &t->gap_n, g);
   }
   t->last_end = c->end_ns;
   t->untimed = 0;
@@ -310,7 +327,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   else if (c->own_share > 0 && c->own_ns > 0)
     e = (float)((double)c->own_ns / c->own_share);
   if (e > 0)
-    l->work = l->work > 0 ? l->work + (e - l->work) / FOLLOW : e;
+    follow(&l->work, l->work_s, &l->work_n, e);
 
   if (ran == TT__WAY_TEAM && c->woken == 0 && l->work > 0 &&
       (plan->spinning > 0 || !plan->wake)) {
@@ -320,7 +337,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                              plan->spinning);
     float lo = -get(&tt__the_costs.fork);
     x = x > lo ? x : lo;
-    l->extra += (x - l->extra) / (x < l->extra ? 2 : FOLLOW);
+    follow(&l->extra, l->extra_s, &l->extra_n, x);
   } else if (ran == TT__WAY_LEND && l->work > 0) {
     float o = ns - l->work / (float)plan->p;
     tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);

@@ -42,6 +42,9 @@ typedef struct tt__loop {
   uint8_t size_class;
   float work;  /* ns of one region on the caller alone (0: not measured) */
   float extra; /* the team's measured cost beyond the model's, on spinning workers */
+  /* the last three samples of each, whose median they are (way.c) */
+  float work_s[3], extra_s[3];
+  uint8_t work_n, extra_n;
   uint32_t skip; /* untimed regions before the next timed one */
   float since[2]; /* its predicted time since the team, lending, last ran it */
   /* range.c's auto schedule: the last timed region's own time, ns; steal
@@ -56,9 +59,10 @@ typedef struct tt__loop {
 #define TT__LOOPS 64
 typedef struct tt__loops {
   tt__loop loop[TT__LOOPS];
-  /* the gap between this thread's regions, ns: a mean over its timed
-   * regions, the untimed ones in between counted at their work */
-  float gap;
+  /* the gap between this thread's regions, ns: the median of the last three
+   * before timed regions, the untimed ones in between counted at their work */
+  float gap, gap_s[3];
+  uint8_t gap_n;
   uint64_t last_end; /* the clock at the end of the last timed region (0: none) */
   uint32_t untimed;  /* untimed regions since */
   float untimed_ns;  /* and their work */
