@@ -48,9 +48,9 @@ typedef struct desc {
  * participant `me`, whose subtree is [me, hi): the first participant of each
  * of min(k, hi - me - 1) runs that split me+1..hi-1 as tt__block does (the
  * longer runs first, handed first), each with its run as its subtree
- * (protocol 37).  Flat is k = hi - me - 1: every participant its own run.
+ * (protocol 38).  Flat is k = hi - me - 1: every participant its own run.
  * For each child: its descriptor into its line, then the exchange of its go
- * word, and a wake-up when the old word had SLEEP (protocol 6, 9, 38), which
+ * word, and a wake-up when the old word had SLEEP (protocol 6, 9, 39), which
  * the holder in sentinel mode leaves to the sentinel (wake_req; *asleep
  * counts them; protocol 21).  z (flat regions only, else NULL) counts the
  * workers woken and, unless `wake`, leaves the sleeping ones out.  Returns
@@ -118,7 +118,7 @@ static bool kids_reported(const void *arg) {
  * on to w's subtree first, then the chunk, then (tree) wait for the
  * children's reports, and report: to `up`'s done (tree) or region.sync's
  * `left` (flat).  Nothing of the descriptor is read after the report
- * (protocol 8, 10, 40). */
+ * (protocol 8, 10, 41). */
 static void run_static(tt__worker *w, uint32_t go) {
   size_t kids = 0;
   bool tree = w->tree;
@@ -180,7 +180,7 @@ size_t tt__run_greedy(_Atomic size_t *next, void (*f)(void *, size_t),
 /* Precondition: joined the region now in w's line, of go word `go`.  The
  * region is handed on to w's subtree (tree) while the join holds it open:
  * the holder waits for this worker to leave, so no later region rewrites
- * the children's lines meanwhile (protocol 39). */
+ * the children's lines meanwhile (protocol 40). */
 static void run_joined(tt__worker *w, uint32_t go) {
   if (w->tree && w->hi > w->id + 1) {
     desc d = {w->f, w->ctx, w->m, w->p, w->mode};

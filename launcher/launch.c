@@ -225,7 +225,7 @@ int tt_launch(const tt_kernel *k, const void *args, const tt_launch_config *cfg)
       return TT_ENOMEM;
   }
 
-  /* The kernel is the loop the way keeps a record of (protocol 43): its
+  /* The kernel is the loop the way keeps a record of (protocol 44): its
    * own work, whatever else launches through range_chunk. */
   err = tt__foreach_range_site(k, range_chunk, &L, L.nd.ngroups, cfg->grain, p,
                                cfg->schedule);

@@ -1,4 +1,4 @@
-/* teams: running a region on OpenMP's threads (docs/protocol.md item 42).
+/* teams: running a region on OpenMP's threads (docs/protocol.md item 43).
  *
  * In a process whose OpenMP runtime keeps its threads spinning between its
  * regions (libgomp for GOMP_SPINCOUNT, libomp for KMP_BLOCKTIME), those

@@ -15,7 +15,7 @@
 /* The runtime's own costs -- trials of another way of running a region,
  * the clock reads that time regions, a spinner's yields -- are kept under
  * 1/TT__OVERHEAD_DIV of what they serve (3%), well inside the 10% by which
- * a fixed choice may beat the default (docs/protocol.md item 43). */
+ * a fixed choice may beat the default (docs/protocol.md item 44). */
 #define TT__OVERHEAD_DIV 32
 
 /* How the participants of a region share its m chunks. */
@@ -96,7 +96,7 @@ uint32_t tt__team_skip_to_wrap(uint32_t left);
 size_t tt__team_awake(void);
 
 /* Regions of this many participants or more run along the team's tree
- * (TEAMS_TREE_MIN, docs/protocol.md item 36); starts the team (0 if it
+ * (TEAMS_TREE_MIN, docs/protocol.md item 37); starts the team (0 if it
  * cannot). */
 size_t tt__team_tree_min(void);
 

@@ -72,7 +72,7 @@ typedef struct tt__worker {
   void *ctx;
   size_t m, p;
   tt__mode mode;
-  /* The tree (protocol 36-40): this worker's subtree is participants [id,
+  /* The tree (protocol 37-41): this worker's subtree is participants [id,
    * hi), whose other members it hands the region on to (hi == id + 1:
    * none, always so when flat); `up` is the participant whose `done` it
    * adds to after a static chunk (tree set) or, flat, region.sync's

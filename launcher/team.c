@@ -7,7 +7,7 @@
  *      parallel region, when the team cannot start, or when another thread
  *      holds the team (TEAMS_BUSY=wait waits for it instead, never from
  *      inside a chunk).  Serial can never oversubscribe and never deadlock;
- *   2. the way (way.c, protocol 43): on the team's workers, on OpenMP's
+ *   2. the way (way.c, protocol 44): on the team's workers, on OpenMP's
  *      threads, or serially on the caller, whichever cost least as
  *      measured; a serial choice runs without taking the team;
  *   3. the shape (fork.c): flat or along the tree, static, greedy or each.
@@ -67,7 +67,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     tt__release();
   }
 
-  /* The way (protocol 43), from the state the region meets; first touch
+  /* The way (protocol 44), from the state the region meets; first touch
    * always runs on the team, every worker woken (its pages stay where the
    * chunks ran). */
   tt__way_state st = {0, 0, false, false};

@@ -12,7 +12,7 @@
  * tt__take_waiting), re-check team.running (15), run tt__run_parallel and
  * release, or run serially when the take fails (14); with -DWAYS, way.c's
  * choice of the caller alone (no take) or of lending (take, publish
- * nothing, release: 42); tt__next_go and its resync (16-18); run_region
+ * nothing, release: 43); tt__next_go and its resync (16-18); run_region
  * with the static `left` target, the greedy/each reset (10-12), hand_on
  * (descriptor, exchange of the go word, futex wake or -DSENTINEL_MODE's
  * delegation: 6, 9, 21), the holder's share, the waits and the close;
@@ -23,7 +23,7 @@
  * leave, a stale join undone (7, 8, 10, 11),
  * the CAS to SLEEP and the futex_wait loop (9, 19), be_sentinel (20, 21);
  * the futex, with up to SPURIOUS returns without a wake per run; shutdown
- * (shutdown_locked) beside the hosts (23); the tree (36-41) for regions of
+ * (shutdown_locked) beside the hosts (23); the tree (37-42) for regions of
  * TREE_MIN participants or more, branching TREE_K.
  * Abstracted: the clock and all that only decides when a worker tries to
  * sleep (spin_ns, the hints team.running_gen and team.holder_cpu,
@@ -81,7 +81,7 @@
 #define GENMOD 32 /* a go word, GENMOD * 8, fits a byte */
 #endif
 
-/* The tree (protocol 36-41): regions of TREE_MIN participants or more
+/* The tree (protocol 37-42): regions of TREE_MIN participants or more
  * are handed on along a tree of branching TREE_K (TEAMS_TREE_MIN and
  * TEAMS_TREE_K); by default never. */
 #ifndef TREE_MIN

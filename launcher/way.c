@@ -1,6 +1,6 @@
 /* teams: how a region runs -- on the team, lent to OpenMP, or on the caller
  * alone -- and how long the team's workers spin after it.  The rule is
- * docs/protocol.md item 43; this file keeps it.
+ * docs/protocol.md item 44; this file keeps it.
  *
  * A cost model, not trials.  Each way's cost for the next region is a
  * formula of the loop's work E (ns on the caller alone, measured whenever

@@ -1,6 +1,6 @@
 /* teams: how a region runs -- on the team, lent to OpenMP, or on the caller
  * alone -- chosen from a cost model with measured constants (internal; the
- * rule is docs/protocol.md item 43, kept in way.c). */
+ * rule is docs/protocol.md item 44, kept in way.c). */
 #ifndef TEAMS_WAY_H
 #define TEAMS_WAY_H
 

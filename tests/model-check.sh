@@ -190,14 +190,14 @@ done
 #   MUT_NO_LEFT_RESET     no sync_reset(false) before `left` overflows (10)
 #   MUT_KEEP_OWNER        a host that finds the team shut down forgets to
 #                         release it (15)
-#   MUT_LEND_KEEPS_OWNER  a lent region forgets to release it (42; above)
+#   MUT_LEND_KEEPS_OWNER  a lent region forgets to release it (43; above)
 #   MUT_NO_RESYNC         the generations wrap with no resync (17)
 #   MUT_SENTINEL_NOPOLL   the sentinel does not watch wake_seq (21)
 #   MUT_SENTINEL_NOENTRYSCAN  a new sentinel does not scan after its first
 #                         read of wake_seq: a wake-up left just before is
 #                         lost until it resigns (21)
 #   the tree's, below     MUT_TREE_NO_WAKE, _WRONG_COUNTER, _NO_CHILD_WAIT,
-#                         _LATE_RESET, _STALE_FORWARD (38-40)
+#                         _LATE_RESET, _STALE_FORWARD (39-41)
 #   the late participant's chunk (10), every one a static region's:
 #   MUT_CLAIM_NOCAS       the worker claims its chunk with a load and a
 #                         store, not the CAS: a chunk run twice

@@ -1,4 +1,4 @@
-/* Lending a region to OpenMP (launcher/lend.c, docs/protocol.md item 42):
+/* Lending a region to OpenMP (launcher/lend.c, docs/protocol.md item 43):
  * in a process with an OpenMP runtime, a region may run on OpenMP's threads
  * (GOMP_parallel) instead of the team's workers.  Whether it does is the
  * way's choice (launcher/way.c, tested with synthetic costs by

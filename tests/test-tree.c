@@ -1,4 +1,4 @@
-/* The team's tree (docs/protocol.md items 36-41, launcher/fork.c), forced
+/* The team's tree (docs/protocol.md items 37-42, launcher/fork.c), forced
  * low on a team
  * larger than the machine: regions of 3 participants or more are handed on
  * along a binary tree (a team of 7: the holder, leaders 1 and 4 with

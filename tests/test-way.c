@@ -1,4 +1,4 @@
-/* How a region runs (launcher/way.c, docs/protocol.md item 43): the way's
+/* How a region runs (launcher/way.c, docs/protocol.md item 44): the way's
  * cost model.
  *
  * The synthetic tests set the process's constants (tt__costs_set) and drive

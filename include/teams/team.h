@@ -25,7 +25,7 @@
  * the team instead, but never inside a chunk).  Otherwise TEAMS_RUN decides:
  *   auto    (the default) each loop runs the way that cost least as
  *           measured in this process, and the others are tried again at a
- *           bounded cost (docs/protocol.md items 42-43), so a tiny region
+ *           bounded cost (docs/protocol.md items 43-44), so a tiny region
  *           may run on the caller alone, and a program whose OpenMP threads
  *           hold the CPUs may have its regions lent to them;
  *   team    always the team's workers;
