@@ -103,8 +103,10 @@ cmake -S /src -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON \\
 cmake --build /build -j"\$jobs"
 echo "part: build \$((SECONDS - t)) s"
 t=\$SECONDS
-ctest --test-dir /build --no-tests=error --output-on-failure -j"\$jobs" -E '$quiet' --timeout 900
+rc=0
+ctest --test-dir /build --no-tests=error --output-on-failure -j"\$jobs" -E '$quiet' --timeout 900 || rc=\$?
 echo "part: suites \$((SECONDS - t)) s"
+exit \$rc
 SH
 )
 inside_alone="ctest --test-dir /build --no-tests=error --output-on-failure -R '$quiet' --timeout 900"
