@@ -47,8 +47,9 @@
  * (and a tree leader's) wait for its participants, whose CPU a yield can
  * only give to them when they share it, and the sentinel's endless spin.
  * The threshold is measured at start: TT__OVERHEAD_DIV times the cost of a
- * sched_yield that finds no one to switch to, so that yielding costs a
- * wait at most 1/TT__OVERHEAD_DIV of its length when it helps no one.
+ * sched_yield that finds no one to switch to (the least of 8), so that
+ * yielding costs a wait at most 1/TT__OVERHEAD_DIV of its length when it
+ * helps no one, held within 1 us - 1 ms (tt__yield_threshold_ns).
  *
  * Sentinel mode (TEAMS_IDLE=sentinel, HPX PR #8036; protocol 20, 21): a
  * worker whose deadline passed first tries CAS(team.sentinel_id: 0 -> its

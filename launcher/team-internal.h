@@ -44,11 +44,12 @@ typedef enum tt__mode {
  * the team cannot be used or when that is cheapest; *parallel tells which
  * happened (may be NULL: 1 on the team's workers or OpenMP's threads).  In
  * TT__MODE_EACH a serial run calls f(ctx, 0) only.  p must already be >= 1,
- * f non-NULL.  site and size identify the loop for the way's record
- * (way.c): the user's function where f is a runner shared by many loops
- * (NULL: f), and the loop's length (tt__team_run: m). */
+ * f non-NULL.  The loop the way keeps a record of is f's, of length m. */
 int tt__team_run(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
                  size_t p, tt__mode mode, int *parallel);
+/* tt__team_run for a loop that f does not identify: site and size name it
+ * for the way's record (way.c), site the user's function where f is a
+ * runner shared by many loops (NULL: f), size the loop's length. */
 int tt__team_run_site(void (*f)(void *ctx, size_t chunk), void *ctx, size_t m,
                       size_t p, tt__mode mode, const void *site, size_t size,
                       int *parallel);

@@ -20,7 +20,8 @@ typedef enum tt__way {
   TT__WAYS        /* no way: the rule chooses (TEAMS_RUN=auto) */
 } tt__way;
 
-/* The process's constants, ns (way.c, "The constants"): measured at each
+/* The process's constants, ns (way.c, "A cost model, not trials"; where
+ * each comes from: docs/protocol.md item 44): measured at each
  * team start (way-probe.c) and again by every region that meets them.
  * Read by every launching thread, written by the holder and the workers:
  * relaxed atomics, each a statistic that a lost update only delays. */

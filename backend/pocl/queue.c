@@ -11,7 +11,7 @@
  * nobody waits for still make progress, and an enqueue never blocks on a
  * command that may wait for the host (PoCL's own tests enqueue a kernel
  * that never ends).  The hand-offs, not the work, are what a short command
- * costs elsewhere (docs/driver.md has the numbers).
+ * costs elsewhere (docs/measurements.md, "The PoCL driver's queue").
  *
  * Submit (auto mode, the default; docs/protocol.md item 36).  Lazy, but a kernel
  * launch that is ready at submit, predicted to end within the grace period

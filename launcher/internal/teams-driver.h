@@ -10,6 +10,8 @@
  *     (tt__range_default_grain in launcher/range.c), the one policy the
  *     launcher uses too;
  *   - the named atomics and TT_CACHE_PAD (atomic.h, beside this file);
+ *   - the TEAMS_* settings table (settings.h, beside this file): its
+ *     TEAMS_POCL_* rows, read through tt__setting and tt__setting_text;
  *   - tt__scratch, each thread's grow-on-demand buffers, tt__team_nodes,
  *     and for sub-devices tt__team_domains, tt__foreach_range_on and
  *     tt__mem_touch_on, below.
