@@ -24,7 +24,7 @@ static cl_program P;
 
 /* The dimension index is a constant in each call: PoCL 7.1 compiles
  * get_global_offset(d) with d known only at run time wrongly, on its own
- * drivers too (backend/pocl/README.md, "PoCL 7.1"). */
+ * drivers too (docs/driver.md, "Three PoCL releases"). */
 static const char *src =
     "#define ROW(d) \\\n"
     "  r[d * 8 + 0] = get_global_size(d); \\\n"
