@@ -25,6 +25,7 @@
  *   a command's buffers      event->mem_objs    event->mem_objs    node->migr_infos
  *   defined built-in kernels none               none               pocl_cpu_execute_dbk
  *   ICD dispatch             table              table              table + disp_data
+ *   SIGFPE handler covers    every thread       named threads      named threads
  */
 #ifndef TEAMS_POCL_COMPAT_H
 #define TEAMS_POCL_COMPAT_H
@@ -284,6 +285,28 @@ tp_printf_flush (char *buf, uint32_t n)
   tp_write_text (buf, n);
 #endif
 }
+
+/* ---- integer division traps --------------------------------------------------------- */
+/* x86-64 traps an integer division by zero and INT_MIN / -1, which OpenCL C
+ * leaves unspecified; PoCL's SIGFPE handler (lib/CL/devices/signal_handlers.c,
+ * installed by libpocl's device init) steps over the trapping instruction.
+ * Before 4.0 it does so on every thread of the process.  From 4.0 it does
+ * so only on the threads named to pocl_ignore_sigfpe_for_thread (PoCL's
+ * pthread driver names its workers) and hands any other thread's trap to
+ * the handler it replaced, which ends the process; the names go into a
+ * fixed array of 2048 that nothing empties and nothing bounds, so each
+ * thread must be named once, and not too many (run.c, Integer division
+ * traps). */
+#if TP_POCL_AT_LEAST(4, 0) && defined(__x86_64__)
+#define TP_SIGFPE_PER_THREAD 1
+static inline void
+tp_sigfpe_name_thread (pthread_t t)
+{
+  pocl_ignore_sigfpe_for_thread (t);
+}
+#else
+#define TP_SIGFPE_PER_THREAD 0
+#endif
 
 /* ---- the buffers a command uses ------------------------------------------------------ */
 /* for (tp_bufs it = tp_bufs_of (node); tp_bufs_next (&it, &mem);) ...

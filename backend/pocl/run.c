@@ -41,6 +41,28 @@
  * control bit differs (fp_* below; PoCL's save/set/restore calls cost five
  * writes per chunk: docs/measurements.md, "The PoCL driver's launches").
  *
+ * Integer division traps: a kernel's x / 0 or INT_MIN / -1 must not end
+ * the process (OpenCL C leaves the value unspecified; PoCL's SIGFPE handler
+ * steps over the trapping instruction).  From PoCL 4.0 the handler covers
+ * only the threads named to it (pocl-compat.h, TP_SIGFPE_PER_THREAD), and
+ * a work-group runs on whichever thread the team hands its chunk: a
+ * worker, an OpenMP runtime's thread, or the thread that runs the command
+ * (the enqueuing thread under submit=auto or eager, a waiter, the progress
+ * thread).  So a participant names its thread at its first chunk of a
+ * launch, before the first work-group it runs (cover_thread): one
+ * thread-local read per chunk of a new launch once named; no hook in the
+ * team, which owns no PoCL state.  A named thread stays named for its
+ * life, as PoCL's own workers are, and as every thread is on PoCL 3.1:
+ * PoCL has no call to take a name back.  Each thread is named once
+ * (PoCL's array is unbounded and never emptied), and a thread whose id a
+ * named thread that ended had is not named again (glibc hands a new thread
+ * the id of an ended one); past TP_SIGFPE_THREADS distinct ids no thread
+ * is named, and a trap on one ends the process as before.  Rejected:
+ * naming around each chunk and taking the name back after it (PoCL keeps
+ * no way to remove one); PoCL 7's LLVM pass that guards every division
+ * (run_sanitize_divrem_pass, which Debian's 7.1 leaves off where the
+ * handler is on) would cover no 4.0-6.x release.
+ *
  * printf: a launch's output comes out in work-group order (output.c): a
  * chunk that printed hands its bytes to the launch's output, which the
  * thread that runs the command writes after the region; a kernel whose
@@ -143,6 +165,45 @@ next_launch_id (void)
   return tls_launch_next++;
 }
 
+/* Integer division traps (see the protocol): the thread ids named to
+ * PoCL's SIGFPE handler; at most half of PoCL's 2048 slots, so that its
+ * array is never overrun whatever else in the process names threads. */
+#if TP_SIGFPE_PER_THREAD
+#define TP_SIGFPE_THREADS 1024
+static struct {
+  pthread_mutex_t lock;
+  unsigned n;
+  pthread_t id[TP_SIGFPE_THREADS];
+} named = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static __thread int tls_named;
+
+/* Names the calling thread to PoCL's SIGFPE handler, once per thread and
+ * once per id. */
+static void
+cover_thread (void)
+{
+  if (tls_named)
+    return;
+  pthread_t self = pthread_self ();
+  pthread_mutex_lock (&named.lock);
+  unsigned i = 0;
+  while (i < named.n && !pthread_equal (named.id[i], self))
+    ++i;
+  if (i == named.n && named.n < TP_SIGFPE_THREADS)
+    {
+      named.id[named.n++] = self;
+      tp_sigfpe_name_thread (self);
+    }
+  pthread_mutex_unlock (&named.lock);
+  tls_named = 1; /* named, or never will be (the ids are spent) */
+}
+#else
+static inline void
+cover_thread (void)
+{
+}
+#endif
+
 /* Precondition: called by the participant itself, on its first chunk of
  * launch L (the scratch is this thread's alone).  Returns 0, or -1 when the
  * scratch could not grow to what L needs (pt is then left as it was, not
@@ -202,6 +263,7 @@ run_groups (const struct tp_launch *L, size_t begin, size_t end)
   struct part *pt = &tls_part;
   if (pt->launch_id != L->id)
     {
+      cover_thread ();
       if (L->ran != NULL)
         note_ran (L);
       if (part_setup (pt, L) != 0)
