@@ -423,3 +423,179 @@ JIT_TEST(specialisation_off) {
   clReleaseProgram(p);
   mix_close(&m);
 }
+
+/* clCreateKernel compiles nothing (backend/pocl/wgfunc.c, Why nothing is
+ * built in clCreateKernel): a kernel the program never launches is never
+ * compiled, so a compiler that crashes on it cannot end the program.
+ * jit_private reads a volatile private array uninitialised (as the OpenCL
+ * CTS's kernel_private_memory_size kernel does), on which Debian's PoCL
+ * 7.1 compiler crashes; it is created and released, never launched.  On an
+ * empty cache, no work-group function is on disk after clCreateKernel (one
+ * built there would be), and the first launch of a kernel builds one and
+ * runs it.  A later process, on the cache the first one filled, loads the
+ * generic function in clCreateKernel (teams: mapped before any launch). */
+static const char *src_unlaunched =
+    "kernel void jit_private(global ulong *buffer) {\n"
+    "  volatile private ulong x[1];\n"
+    "  buffer[0] = x[0];\n"
+    "}\n"
+    "kernel void jit_plain(global uint *o) {\n"
+    "  o[get_global_id(0)] = (uint)get_global_id(0) * 3u + 1u;\n"
+    "}\n";
+
+static int so_files;
+static int count_so(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw) {
+  (void)sb;
+  (void)ftw;
+  size_t n = strlen(path);
+  if (flag == FTW_F && n > 3 && strcmp(path + n - 3, ".so") == 0)
+    so_files++;
+  return 0;
+}
+
+/* Shared objects under the process's kernel cache. */
+static int cached_objects(void) {
+  so_files = 0;
+  nftw(cache_dir, count_so, 16, FTW_PHYS);
+  return so_files;
+}
+
+/* Whether this process maps a file of its kernel cache ending in `tail`. */
+static int mapped(const char *tail) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (f == NULL)
+    return 0;
+  char line[8192];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    size_t n = strlen(line), t = strlen(tail);
+    found = strstr(line, cache_dir) != NULL && n >= t &&
+            strcmp(line + n - t, tail) == 0;
+  }
+  fclose(f);
+  return found;
+}
+
+/* Runs jit_plain on 256 items (local 8); returns 0, or the step that
+ * failed.  No Criterion assertion: it also runs in a forked child, which
+ * must report through its exit status. */
+static int run_plain(cl_context ctx, cl_command_queue q, cl_kernel k) {
+  enum { n = 256 };
+  const size_t gsz = n, local = 8;
+  cl_int err;
+  cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint),
+                              NULL, &err);
+  if (err != CL_SUCCESS)
+    return 1;
+  cl_uint got[n];
+  int rc = 0;
+  if (clSetKernelArg(k, 0, sizeof out, &out) != CL_SUCCESS)
+    rc = 2;
+  else if (clEnqueueNDRangeKernel(q, k, 1, NULL, &gsz, &local, 0, NULL, NULL)
+           != CL_SUCCESS)
+    rc = 3;
+  else if (clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, NULL,
+                               NULL)
+           != CL_SUCCESS)
+    rc = 4;
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    if (got[i] != (cl_uint)i * 3u + 1u)
+      rc = 5;
+  clReleaseMemObject(out);
+  return rc;
+}
+
+/* The first process, in a forked child (libpocl reads the cache directory
+ * once per process, and a process that opened OpenCL cannot fork one that
+ * does): on the empty cache, build, create both kernels, release
+ * jit_private, launch jit_plain.  Exits 0, or with the number of the check
+ * that failed, having said which on stderr. */
+#define FIRST_CHECK(cond, code, ...)                                           \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "first process: " __VA_ARGS__);                          \
+      fputc('\n', stderr);                                                     \
+      _exit(code);                                                             \
+    }                                                                          \
+  } while (0)
+
+static void first_process(void) {
+  cl_platform_id pf;
+  cl_device_id dev;
+  cl_int err;
+  FIRST_CHECK(clGetPlatformIDs(1, &pf, NULL) == CL_SUCCESS &&
+                  clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) ==
+                      CL_SUCCESS,
+              10, "no device");
+  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  FIRST_CHECK(err == CL_SUCCESS, 11, "clCreateContext: %d", err);
+  cl_command_queue q =
+      clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+  FIRST_CHECK(err == CL_SUCCESS, 12, "clCreateCommandQueue: %d", err);
+  cl_program p =
+      clCreateProgramWithSource(ctx, 1, &src_unlaunched, NULL, &err);
+  FIRST_CHECK(err == CL_SUCCESS, 13, "clCreateProgramWithSource: %d", err);
+  err = clBuildProgram(p, 1, &dev, "-cl-std=CL3.0", NULL, NULL);
+  FIRST_CHECK(err == CL_SUCCESS, 14, "clBuildProgram: %d", err);
+  FIRST_CHECK(cached_objects() == 0, 15,
+              "%d work-group function(s) before any kernel", so_files);
+  cl_kernel never = clCreateKernel(p, "jit_private", &err);
+  FIRST_CHECK(err == CL_SUCCESS, 16, "clCreateKernel(jit_private): %d", err);
+  cl_kernel k = clCreateKernel(p, "jit_plain", &err);
+  FIRST_CHECK(err == CL_SUCCESS, 17, "clCreateKernel(jit_plain): %d", err);
+  FIRST_CHECK(cached_objects() == 0, 18,
+              "clCreateKernel compiled %d work-group function(s)", so_files);
+  clReleaseKernel(never);
+  tt_cl_stats s0, s1;
+  int teams = clGetDeviceInfo(dev, TT_CL_DEVICE_STATS, sizeof s0, &s0,
+                              NULL) == CL_SUCCESS;
+  int rc = run_plain(ctx, q, k);
+  FIRST_CHECK(rc == 0, 20 + rc, "the first launch failed at step %d", rc);
+  FIRST_CHECK(cached_objects() >= 1, 30, "the first launch built nothing");
+  if (teams) {
+    clGetDeviceInfo(dev, TT_CL_DEVICE_STATS, sizeof s1, &s1, NULL);
+    FIRST_CHECK(s1.generic == s0.generic + 1, 31,
+                "the first launch did not run the generic function");
+    FIRST_CHECK(mapped("/0-0-0/jit_plain.so"), 32,
+                "the generic function is not loaded");
+  }
+  rc = run_plain(ctx, q, k);
+  FIRST_CHECK(rc == 0, 40 + rc, "the second launch failed at step %d", rc);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+}
+
+JIT_TEST(create_kernel_compiles_nothing) {
+  cold_cache();
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    first_process();
+    _exit(0);
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "the first process failed (status %#x: its stderr says why)",
+            status);
+
+  /* A later process, on the cache the first one filled: clCreateKernel
+   * loads the generic function the disk cache holds. */
+  clu_env e;
+  clu_open(&e, 0);
+  cl_program p = clu_build_src(&e, src_unlaunched);
+  cl_kernel k = clu_kernel(p, "jit_plain");
+  if (e.is_teams)
+    cr_assert(mapped("/0-0-0/jit_plain.so"),
+              "clCreateKernel did not load the generic function on disk");
+  int rc = run_plain(e.ctx, e.q, k);
+  cr_assert_eq(rc, 0, "the launch failed at step %d", rc);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clu_close(&e);
+  drop_cache();
+}

@@ -629,7 +629,8 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
   touch ();
 
   /* Resolve the work-group function here, before the event can go
-   * RUNNING, as basic does; no compile but for built-in kernels (resolve.c). */
+   * RUNNING, as basic does; no compile but a kernel's first launch on a
+   * cold cache and built-in kernels (resolve.c). */
   if (node->type == CL_COMMAND_NDRANGE_KERNEL)
     {
       int r = tp_jit_resolve (d, node);

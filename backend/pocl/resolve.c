@@ -68,7 +68,10 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
   tp_kernel *tk = k->data != NULL && k->program->num_builtin_kernels == 0
                       ? k->data[node->program_device_i]
                       : NULL;
-  if (tk == NULL)
+  /* The generic function: built here at the kernel's first launch when
+   * clCreateKernel found none on disk; without one, PoCL's path. */
+  tp_fn *generic = tk != NULL ? tp_generic (tk, node) : NULL;
+  if (generic == NULL)
     {
       /* Defined built-in kernels (PoCL 7) are PoCL's host code (run.c). */
       if (TP_IS_DEFINED_BUILTIN (k->program))
@@ -81,7 +84,7 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
     }
   if (run->force_generic_wg_func || !specialisation_on ())
     {
-      run->wg = tt_atomic_load_relaxed (&tk->generic->wg);
+      run->wg = tt_atomic_load_relaxed (&generic->wg);
       return 0;
     }
 
@@ -122,7 +125,7 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
               tt_atomic_store_release (&tk->spec, n);
               void *dl = NULL, *wg = NULL;
               if (created)
-                wg = tp_wg_load_cached (node, &dl);
+                wg = tp_wg_load_cached (node, 1, &dl);
               if (wg != NULL)
                 {
                   /* Built by an earlier run: loaded now, as PoCL's own
@@ -163,7 +166,7 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
           return 0;
         }
     }
-  run->wg = tt_atomic_load_relaxed (&tk->generic->wg);
+  run->wg = tt_atomic_load_relaxed (&generic->wg);
   tt_atomic_fetch_add_relaxed (&d->n_generic, 1);
   /* A pending build held back by a thread's end (compile.c, Process
    * exit). */
@@ -277,5 +280,6 @@ int
 tp_jit_prints (_cl_command_node *node)
 {
   tp_kernel *tk = history_of (node);
-  return tk != NULL && tk->generic != NULL && tk->generic->prints;
+  tp_fn *g = tk != NULL ? tt_atomic_load_acquire (&tk->generic) : NULL;
+  return g != NULL && g->prints;
 }

@@ -23,19 +23,30 @@
  * (their names are rewritten around the lookup) and kernels whose generic
  * function could not be loaded.
  *
- * Why the generic build is synchronous in clCreateKernel.  A program
- * creates a kernel to launch it: done in the background the codegen would
- * only move the same wait into the first enqueue (nothing else runs in
- * between on the usual path: set arguments, enqueue).  With a warm disk
- * cache clCreateKernel costs a dlopen, far less than a codegen
- * (docs/measurements.md).  clBuildProgram, which costs more than the
- * codegen, stays as it is.
+ * Why nothing is built in clCreateKernel.  A program creates a kernel to
+ * launch it, so the generic function's codegen costs the same whether
+ * clCreateKernel or the first launch pays it (nothing else runs in between
+ * on the usual path: set arguments, enqueue); with a warm disk cache
+ * clCreateKernel loads it, a dlopen, far less than a codegen
+ * (docs/measurements.md), and the first launch pays nothing.  But a
+ * program may also create a kernel it never launches (the OpenCL CTS
+ * queries kernels it never runs), and a compiler crash cannot be caught in
+ * the process: Debian's PoCL 7.1 crashes compiling a kernel that reads a
+ * volatile private array uninitialised.  PoCL's own drivers compile at
+ * the first launch, so such a program runs on them; here too the kernel's
+ * first launch builds its generic function (tp_generic, at submit), and
+ * clCreateKernel only loads one already on disk.  clBuildProgram, which
+ * costs more than the codegen, stays as it is.
  *
  * Locks: fns.lock guards the table (its list, the entries' refs and
  * linked); wgfunc.h, Locks, has the order with the others.  No dlopen or
  * dlclose runs under it.
  *
- * Rejected: a background generic build at create_kernel (see above). */
+ * Rejected: a background generic build at create_kernel (an unlaunched
+ * kernel's compiler crash would still end the process); building it ahead
+ * in a child process whose result the disk cache hands back (a fork of a
+ * process whose other threads may hold PoCL's or LLVM's locks can hang in
+ * the child, and the first launch waits for the child's codegen anyway). */
 #include "wgfunc.h"
 
 #include <dirent.h>
@@ -171,18 +182,19 @@ cached_object (const char *dir, const char *name, char *path)
   return rc;
 }
 
-/* The function specialised for the launch `node` when the disk cache
- * already holds it (the file PoCL's disk cache lookup would find), as
- * tp_wg_load; NULL when it does not: nothing is built. */
+/* The function for the launch `node` (specialised for it, or the generic
+ * one) when the disk cache already holds it (the file PoCL's disk cache
+ * lookup would find), as tp_wg_load; NULL when it does not: nothing is
+ * built. */
 void *
-tp_wg_load_cached (_cl_command_node *node, void **dl)
+tp_wg_load_cached (_cl_command_node *node, int specialised, void **dl)
 {
   cl_kernel k = node->command.run.kernel;
   char dir[TP_PATH_MAX], path[TP_PATH_MAX];
   if (k->program->devices[node->program_device_i]->spmd)
     return NULL;
   pocl_cache_kernel_cachedir_path (dir, k->program, node->program_device_i,
-                                   k, "", node, 1);
+                                   k, "", node, specialised);
   return cached_object (dir, k->name, path) == 0 ? open_wg (path, k->name, dl)
                                                  : NULL;
 }
@@ -338,11 +350,33 @@ tp_fn_spec (const pocl_kernel_hash_t hash, const size_t *local, int goffs0,
 
 /* ---- create and free (ops) ------------------------------------------------------ */
 
-/* The kernel's generic function, held: from the table, else loaded (built
- * first if the disk cache lacks it) and entered.  NULL when it cannot be
- * loaded or no memory is left for its entry. */
+/* The launch PoCL's build reads for kernel's generic function, as
+ * pocl_driver_build_poclbinary asks for it: local size 0 (or the required
+ * one), specialised for nothing. */
+static void
+generic_cmd (_cl_command_node *cmd, cl_kernel kernel,
+             unsigned program_device_i)
+{
+  memset (cmd, 0, sizeof *cmd);
+  cmd->type = CL_COMMAND_NDRANGE_KERNEL;
+  cmd->device = kernel->program->devices[program_device_i];
+  cmd->program_device_i = program_device_i;
+  cmd->command.run.kernel = kernel;
+  cmd->command.run.hash = kernel->meta->build_hash[program_device_i];
+  for (int i = 0; i < 3; i++)
+    cmd->command.run.pc.local_size[i] = kernel->meta->reqd_wg_size[i];
+  if (kernel->meta->reqd_wg_size[0] == 0 || kernel->meta->reqd_wg_size[1] == 0
+      || kernel->meta->reqd_wg_size[2] == 0)
+    for (int i = 0; i < 3; i++)
+      cmd->command.run.pc.local_size[i] = 0;
+}
+
+/* The kernel's generic function, held: from the table, else loaded from
+ * the disk cache and entered; with `build`, built first if the disk cache
+ * lacks it.  NULL when it cannot be had or no memory is left for its
+ * entry. */
 static tp_fn *
-generic_fn (_cl_command_node *cmd)
+generic_fn (_cl_command_node *cmd, int build)
 {
   const uint8_t *hash = cmd->command.run.hash;
   const size_t *local = cmd->command.run.pc.local_size;
@@ -355,7 +389,7 @@ generic_fn (_cl_command_node *cmd)
   if (n == NULL)
     return NULL;
   void *dl = NULL;
-  void *wg = tp_wg_load (cmd, 0, &dl);
+  void *wg = build ? tp_wg_load (cmd, 0, &dl) : tp_wg_load_cached (cmd, 0, &dl);
   if (wg == NULL)
     {
       free (n);
@@ -380,6 +414,29 @@ generic_fn (_cl_command_node *cmd)
   return n;
 }
 
+tp_fn *
+tp_generic (tp_kernel *tk, _cl_command_node *node)
+{
+  tp_fn *f = tt_atomic_load_acquire (&tk->generic);
+  if (f != NULL)
+    return f;
+  pthread_mutex_lock (&tk->lock);
+  f = tt_atomic_load_relaxed (&tk->generic);
+  if (f == NULL)
+    {
+      /* A failure (no memory, no function) is not recorded: this launch
+       * takes PoCL's path, and the next one tries again, as PoCL retries a
+       * build that failed at each launch. */
+      _cl_command_node cmd;
+      generic_cmd (&cmd, node->command.run.kernel, node->program_device_i);
+      f = generic_fn (&cmd, 1);
+      if (f != NULL)
+        tt_atomic_store_release (&tk->generic, f);
+    }
+  pthread_mutex_unlock (&tk->lock);
+  return f;
+}
+
 int
 tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                   unsigned program_device_i)
@@ -389,32 +446,17 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
   if (program->binary_type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE
       || kernel->data == NULL)
     return CL_SUCCESS;
+  (void)device;
   tp_kernel *tk = calloc (1, sizeof *tk);
   if (tk == NULL)
     return CL_SUCCESS; /* PoCL's path still works */
   tp_compile_watch_thread ();
 
-  /* The generic function, as pocl_driver_build_poclbinary asks for it:
-   * local size 0 (or the required one), specialised for nothing. */
+  /* The generic function if the disk cache holds it; else the first
+   * launch builds it (Why nothing is built in clCreateKernel, above). */
   _cl_command_node cmd;
-  memset (&cmd, 0, sizeof cmd);
-  cmd.type = CL_COMMAND_NDRANGE_KERNEL;
-  cmd.device = device;
-  cmd.program_device_i = program_device_i;
-  cmd.command.run.kernel = kernel;
-  cmd.command.run.hash = kernel->meta->build_hash[program_device_i];
-  for (int i = 0; i < 3; i++)
-    cmd.command.run.pc.local_size[i] = kernel->meta->reqd_wg_size[i];
-  if (kernel->meta->reqd_wg_size[0] == 0 || kernel->meta->reqd_wg_size[1] == 0
-      || kernel->meta->reqd_wg_size[2] == 0)
-    for (int i = 0; i < 3; i++)
-      cmd.command.run.pc.local_size[i] = 0;
-  tk->generic = generic_fn (&cmd);
-  if (tk->generic == NULL)
-    {
-      free (tk);
-      return CL_SUCCESS;
-    }
+  generic_cmd (&cmd, kernel, program_device_i);
+  tt_atomic_init (&tk->generic, generic_fn (&cmd, 0));
   pthread_mutex_init (&tk->lock, NULL);
   tt_atomic_init (&tk->spec, NULL);
   tt_atomic_init (&tk->group_ns, 0);
@@ -447,7 +489,9 @@ tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
       free (u);
       u = next;
     }
-  tp_fn_release (tk->generic);
+  tp_fn *g = tt_atomic_load_relaxed (&tk->generic);
+  if (g != NULL)
+    tp_fn_release (g);
   pthread_mutex_destroy (&tk->lock);
   free (tk);
   return CL_SUCCESS;

@@ -10,9 +10,15 @@
  * directory 0-0-0: local size and offsets read at run time) serves any
  * launch but is built only for program binaries.  Here:
  *
- *   - clCreateKernel (ops->create_kernel, outside the program lock) builds
- *     or finds the kernel's generic function on disk and dlopens it, in the
- *     calling thread (wgfunc.c);
+ *   - clCreateKernel (ops->create_kernel) loads the kernel's generic
+ *     function when the disk cache holds it (a dlopen), and builds nothing:
+ *     a kernel the application never launches is never compiled, so a
+ *     compiler that crashes on it cannot end the application (wgfunc.c,
+ *     Why nothing is built in clCreateKernel);
+ *   - the kernel's first launch in the process builds the generic function
+ *     when clCreateKernel found none, in the launching thread at submit
+ *     (tp_generic), as PoCL's own drivers build the launch's function
+ *     there;
  *   - a launch (tp_jit_resolve, from submit: resolve.c) whose specialised
  *     function has landed runs it.  The first launch of a specialisation in
  *     the process whose function the disk cache holds (an earlier run built
@@ -31,11 +37,16 @@
  *
  * Locks
  * =====
- * tk->lock (per kernel, struct tp_kernel) guards insertion into tk->spec;
+ * tk->lock (per kernel, struct tp_kernel) guards insertion into tk->spec
+ * and the setting of tk->generic at a first launch;
  * fns.lock (wgfunc.c) the table (its list, the entries' refs and linked);
  * jit.lock (compile.c) the job list.  None is held while calling PoCL,
  * except that tp_jit_resolve runs inside submit with the command's event
- * locked and takes tk->lock, then fns.lock (tp_fn_spec) or jit.lock
+ * locked and takes tk->lock, under which a kernel's first launch may build
+ * its generic function (tp_generic: PoCL's codegen and LLVM locks, as
+ * PoCL's own drivers build a launch's function inside submit with the
+ * event locked; whoever holds those locks never waits for ours), then
+ * fns.lock (tp_fn_spec) or jit.lock
  * (tp_compile_queue) (order event -> tk->lock -> fns.lock, and tk->lock ->
  * jit.lock; fns.lock and jit.lock are never held together), and retains the
  * kernel (its object lock, never held by PoCL while it takes an event
@@ -79,7 +90,10 @@ typedef struct tp_use {
 typedef struct tp_kernel {
   pthread_mutex_t lock;           /* serialises insertions into spec */
   _Atomic (tp_use *) spec;        /* list head; see tp_jit_resolve */
-  tp_fn *generic;                 /* held; immutable after create_kernel */
+  /* The generic function, held: set once, by create_kernel (from the disk
+   * cache) or by a launch (tp_generic, under lock, with a release store);
+   * read with acquire.  NULL until then: the launches take PoCL's path. */
+  _Atomic (tp_fn *) generic;
   /* Launch history (submit=auto, resolve.c); relaxed: written by the
    * thread that runs a launch, read at submit, and a stale value costs at
    * most one launch run lazily, or one run at once that the next timed
@@ -125,7 +139,12 @@ void tp_fn_release (tp_fn *f);
  * there first if missing (tp_wg_load), or only when it is already there
  * (tp_wg_load_cached).  NULL when there is none. */
 void *tp_wg_load (_cl_command_node *cmd, int specialised, void **dl);
-void *tp_wg_load_cached (_cl_command_node *node, void **dl);
+void *tp_wg_load_cached (_cl_command_node *node, int specialised, void **dl);
+/* The kernel's generic function, built now if create_kernel found none on
+ * disk; NULL when it cannot be had (this launch then takes PoCL's path).
+ * Called from submit with node's event locked; takes tk->lock (during the
+ * build), then fns.lock. */
+tp_fn *tp_generic (tp_kernel *tk, _cl_command_node *node);
 
 /* ---- compile.c: the background compile thread ------------------------------------ */
 /* Gives the calling thread, once, the wait for the build in progress at
