@@ -1,7 +1,10 @@
 /* teams: the team's internal contract inside launcher/: what the team's
- * files (team.c and the files team-state.h lists) offer the range schedules
- * (range.c, steal.c), the launcher (launch.c) and the white-box tests.  Code outside launcher/ (the PoCL driver) sees only
- * internal/teams-driver.h, which this includes. */
+ * files (team.c and the files team-state.h lists) offer the rest of
+ * launcher/, used by the range schedules (range.c, range.h, steal.c), the
+ * launcher (launch.c), first touch (memory.c), the CPU rule (cpuset.c), the
+ * affinity domains (domains.c), lend.h, way.h and team-state.h; and by the
+ * white-box tests and tools.  Code outside launcher/ (the PoCL driver) sees
+ * only internal/teams-driver.h, which this includes. */
 #ifndef TEAMS_TEAM_INTERNAL_H
 #define TEAMS_TEAM_INTERNAL_H
 

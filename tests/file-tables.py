@@ -18,6 +18,20 @@ one line per problem) when
     must contain it (case and line breaks aside): change what a file says it
     is, and its row must follow; a row that groups files (`steal.c`,
     `steal.h`) says what each of them is.
+And a header's opening comment must agree with the files that include it.
+Its list of users is the text after "what" up to "share(s)" (with a
+parenthesis right after), after "internal to", "contract between",
+"shared by", "used by" or "included by", up to the end of that sentence
+(or a ";"); its files are the names in it that end in .c, .cpp or .h.
+  - every file the list names includes the header, directly or through
+    other headers;
+  - every file of the header's own top directory (launcher/, backend/,
+    bench/, mpi/, tests/) that includes it is named, or is the header's own
+    .c, or is a header whose own includers are all so accounted for (tests
+    and tools outside the header's directory include internal headers as
+    white-box code and are not listed);
+  - a header that lists what "The driver may use" (teams-driver.h) names
+    every header of launcher/ that a file of backend/ includes.
 A row's first cell holds its paths in backquotes; a name without a slash
 after the first is in the first one's directory ("`launcher/steal.c`,
 `steal.h`"); a path ending in "/" is a directory.  Before the tree, the
@@ -170,27 +184,144 @@ def check(root):
         for f in sorted(files):
             if os.path.dirname(f) == d and f.endswith(exts) and f not in named:
                 problems.append(f"docs/architecture.md: \"Who owns what\" leaves out {f}")
+    return problems + includers(root, files)
+
+
+USERS = re.compile(r"\bwhat\s((?:(?!\.\s).){0,300}?)\sshares?\b(\s*\([^)]*\))?"
+                   r"|\b(?:internal to|contract between|[Ss]hared by|[Uu]sed by|[Ii]ncluded by):?\s"
+                   r"((?:(?!\.\s).){0,600}?)(?:\.\s|\.$|;)", re.S)
+LISTED = re.compile(r"(?<![\w./-])([\w.-]+/)*([\w-]+\.(?:c|cpp|h))\b")
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+DRIVER_DIR = "backend/"
+
+
+def opening_comment(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(6000)
+    except OSError:
+        return ""
+    m = re.match(r"\s*/\*(.*?)\*/", head, re.S)
+    if not m:
+        return ""
+    return " ".join(line.strip().lstrip("*").strip() for line in m.group(1).splitlines())
+
+
+def includers(root, files):
+    """Headers' lists of their users against the #includes (see the top)."""
+    problems = []
+    code = sorted(f for f in files if f.endswith((".c", ".cpp", ".h")))
+    by_name = {}
+    for f in code:
+        by_name.setdefault(os.path.basename(f), []).append(f)
+
+    def resolve(name, frm):
+        """The tree's file an #include names, or None (a system header)."""
+        for cand in (os.path.normpath(os.path.join(os.path.dirname(frm), name)),
+                     os.path.join("include", name)):
+            if cand in files:
+                return cand
+        found = [f for f in by_name.get(os.path.basename(name), []) if f.endswith(name)]
+        return found[0] if len(found) == 1 else None
+
+    direct = {}
+    for f in code:
+        with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
+            direct[f] = {r for r in (resolve(n, f) for n in INCLUDE.findall(fh.read())) if r}
+    users = {}
+    for f, hs in direct.items():
+        for h in hs:
+            users.setdefault(h, set()).add(f)
+
+    def reaches(f, h, seen=None):
+        seen = seen if seen is not None else set()
+        if f in seen:
+            return False
+        seen.add(f)
+        return h in direct.get(f, ()) or any(reaches(g, h, seen) for g in direct.get(f, ()))
+
+    for h in code:
+        if not h.endswith(".h"):
+            continue
+        text = opening_comment(os.path.join(root, h))
+        top = h.split("/")[0] + "/"
+        listed = set()
+        for m in USERS.finditer(text):
+            for part in (m.group(1), m.group(2), m.group(3)):
+                for n in LISTED.finditer(part or ""):
+                    name = n.group(0)
+                    here = os.path.normpath(os.path.join(os.path.dirname(h), name))
+                    cands = [here] if here in files else [f for f in by_name.get(
+                        os.path.basename(name), []) if f.endswith(name) and f.startswith(top)]
+                    if not cands:
+                        problems.append(f"{h}: its list of users names {name}, which is not in {top}")
+                    listed.update(c for c in cands if c != h)
+        if listed:
+            for f in sorted(listed):
+                if not reaches(f, h):
+                    problems.append(f"{h}: its list of users names {f}, which does not include it")
+            own = os.path.splitext(h)[0] + ".c"
+
+            def accounted(g, seen):
+                if g in listed or g == own:
+                    return True
+                if not g.endswith(".h") or g in seen:
+                    return False
+                seen.add(g)
+                mine = [u for u in users.get(g, ()) if u.startswith(top)]
+                return bool(mine) and all(accounted(u, seen) for u in mine)
+            for g in sorted(users.get(h, ())):
+                if g.startswith(top) and not accounted(g, set()):
+                    problems.append(f"{h}: its list of users leaves out {g}, which includes it")
+        m = re.search(r"\bThe driver may use\b(.*?)(?:Everything else|$)", text, re.S)
+        if m:
+            allowed = {n.group(2) for n in LISTED.finditer(m.group(1))}
+            dirs = re.findall(r"\(?([\w/]+/)\)", m.group(1))
+            for f in code:
+                if not f.startswith(DRIVER_DIR):
+                    continue
+                for inc in sorted(direct[f]):
+                    if inc.startswith(top) and inc != h and os.path.basename(inc) not in allowed \
+                            and not any(inc.startswith(d) for d in dirs):
+                        problems.append(f"{h}: its list of what the driver may use leaves out "
+                                        f"{os.path.basename(inc)}, which {f} includes")
     return problems
 
 
 def self_test():
     """Each broken tree must be rejected, the sound one accepted."""
     arch = ("# A\n\n## Who owns what\n\n| file | owns |\n| --- | --- |\n"
-            "| `launcher/a.c`, `a.h` | the alpha part |\n{extra}")
-    readme = "# R\n\n## Where things are\n\n| path | what |\n| --- | --- |\n| `launcher/` | code |\n| `docs/` | docs |\n"
+            "| `launcher/a.c`, `a.h` | the alpha part |\n| `launcher/b.c` | the beta part |\n"
+            "| `launcher/internal/d.h` | the driver's part |\n| `backend/pocl/x.c` | the x part |\n"
+            "{extra}")
+    readme = ("# R\n\n## Where things are\n\n| path | what |\n| --- | --- |\n| `launcher/` | code |\n"
+              "| `docs/` | docs |\n| `backend/` | the driver |\n")
     sound = {"README.md": readme, "docs/architecture.md": arch.format(extra=""),
-             "launcher/a.c": "/* teams: the alpha part (see a.h). */\n",
-             "launcher/a.h": "/* teams: the alpha part, declared. */\n"}
+             "launcher/a.c": "/* teams: the alpha part (see a.h). */\n#include \"a.h\"\n",
+             "launcher/a.h": "/* teams: the alpha part, declared; used by b.c. */\n",
+             "launcher/b.c": "/* teams: the beta part. */\n#include \"a.h\"\n",
+             "launcher/internal/d.h": ("/* teams: the driver's part.  The driver may use\n"
+                                       " *   - a.h, the alpha part.\n * Everything else is private. */\n"),
+             "backend/pocl/x.c": "/* teams: the x part. */\n#include \"d.h\"\n#include \"a.h\"\n"}
     cases = [("sound", {}, 0),
              ("a named file that does not exist",
               {"docs/architecture.md": arch.format(extra="| `launcher/gone.c` | the gone part |\n")}, 1),
-             ("a file left out", {"launcher/b.c": "/* teams: the beta part. */\n"}, 1),
+             ("a file left out", {"launcher/e.c": "/* teams: the epsilon part. */\n"}, 1),
              ("a row that disagrees with the opening comment",
               {"launcher/a.h": "/* teams: the gamma part. */\n"}, 1),
              ("a file without an opening comment", {"launcher/a.h": "int a;\n"}, 1),
              ("a directory the README leaves out", {"tools/t.c": "int t;\n"}, 1),
              ("text naming a file that is not there",
-              {"README.md": readme.replace("| code |", "| code (`old.c`) |")}, 1)]
+              {"README.md": readme.replace("| code |", "| code (`old.c`) |")}, 1),
+             ("a header's list of users that leaves one out",
+              {"launcher/a.h": "/* teams: the alpha part, declared; used by a.c. */\n"}, 1),
+             ("a header's list of users that names a file that does not include it",
+              {"launcher/b.c": "/* teams: the beta part. */\n"}, 1),
+             ("a header's list of users that names a file not in the tree",
+              {"launcher/a.h": "/* teams: the alpha part, declared; used by b.c and c.c. */\n"}, 1),
+             ("a list of what the driver may use that leaves out a header it includes",
+              {"launcher/internal/d.h": "/* teams: the driver's part.  The driver may use\n"
+                                        " *   - nothing else.\n */\n"}, 1)]
     failed = []
     for what, change, want in cases:
         with tempfile.TemporaryDirectory() as t:

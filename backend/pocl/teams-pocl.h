@@ -1,8 +1,8 @@
 /* teams PoCL driver: internal contract between driver.c (registration, init,
  * ABI check, settings), queue.c (who runs which command, when: the
  * scheduler), run.c (an ND-range on the team), wgfunc.c, compile.c and
- * resolve.c (work-group functions: wgfunc.h), memory.c (buffer placement)
- * and subdev.c (sub-devices).
+ * resolve.c (work-group functions: wgfunc.h), output.c (a launch's printf
+ * output), memory.c (buffer placement) and subdev.c (sub-devices).
  *
  * Includes PoCL's private headers (extracted from pocl-source at configure
  * time) through our own config.h and pocl-compat.h, which keeps what
