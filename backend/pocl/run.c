@@ -357,11 +357,6 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
     run_groups (L, 0, L->m);
 }
 
-/* An ND-range command, run between RUNNING and COMPLETE by queue.c's
- * run_node (in place of pocl_exec_command, so that it can fail the event;
- * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns
- * 0, or -1 when the command must fail (Failures, at the top).  Releases
- * the node's dlhandle reference (TP_JIT) either way. */
 static uint64_t
 now_ns (void)
 {
@@ -424,6 +419,11 @@ tp_run_now_ok (const tp_device *d, _cl_command_node *cmd)
          && !host_may_write (cmd);
 }
 
+/* An ND-range command, run between RUNNING and COMPLETE by queue.c's
+ * run_node (in place of pocl_exec_command, so that it can fail the event;
+ * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns
+ * 0, or -1 when the command must fail (Failures, at the top).  Releases
+ * the node's dlhandle reference (TP_JIT) either way. */
 int
 tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
 {
