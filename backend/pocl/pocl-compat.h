@@ -299,6 +299,10 @@ tp_printf_flush (char *buf, uint32_t n)
  * traps). */
 #if TP_POCL_AT_LEAST(4, 0) && defined(__x86_64__)
 #define TP_SIGFPE_PER_THREAD 1
+/* Exported by libpocl (Debian's 6.0 and 7.1 both); from 7.0 pocl_util.h
+ * declares it only where ENABLE_SIGFPE_HANDLER is defined, which names
+ * libpocl's own build, not ours. */
+void pocl_ignore_sigfpe_for_thread (pthread_t thr);
 static inline void
 tp_sigfpe_name_thread (pthread_t t)
 {
