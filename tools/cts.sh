@@ -12,6 +12,11 @@
 #   --headers DIR   an OpenCL-Headers tree (or $TEAMS_CL_HEADERS), as new as
 #                   the CTS wants (Debian 12's and 13's opencl-headers are
 #                   older): git clone https://github.com/KhronosGroup/OpenCL-Headers
+#   --spirv-headers DIR  a SPIRV-Headers tree (or $TEAMS_SPIRV_HEADERS) for
+#                   the CTS's SPIR-V parts; default /usr, Debian's
+#                   spirv-headers, which on Debian 12 is too old for test_api
+#                   (spv::CapabilityToString): git clone
+#                   https://github.com/KhronosGroup/SPIRV-Headers
 #   --release REL   in REL's Debian root (bookworm, trixie, forky;
 #                   tools/pocl-root.sh): the root made when missing, its
 #                   packages (tools/install-deps.sh), a teams build in its
@@ -53,6 +58,7 @@ die() {
 
 cts=${TEAMS_CTS:-}
 headers=${TEAMS_CL_HEADERS:-}
+spirv=${TEAMS_SPIRV_HEADERS:-}
 release=""
 work=""
 teams_build=""
@@ -62,11 +68,12 @@ list_only=0
 patterns=()
 while (($#)); do
   case $1 in
-    --cts | --headers | --release | --work | --teams-build | --timeout)
+    --cts | --headers | --spirv-headers | --release | --work | --teams-build | --timeout)
       (($# >= 2)) || die "$1 needs a value"
       case $1 in
         --cts) cts=$2 ;;
         --headers) headers=$2 ;;
+        --spirv-headers) spirv=$2 ;;
         --release) release=$2 ;;
         --work) work=$2 ;;
         --teams-build) teams_build=$2 ;;
@@ -98,6 +105,11 @@ done
 [[ -f $headers/CL/cl.h ]] || die "$headers has no CL/cl.h: not an OpenCL-Headers tree"
 cts=$(cd "$cts" && pwd)
 headers=$(cd "$headers" && pwd)
+if [[ -n $spirv ]]; then
+  [[ -f $spirv/include/spirv/unified1/spirv.hpp ]] ||
+    die "$spirv has no include/spirv/unified1/spirv.hpp: not a SPIRV-Headers tree"
+  spirv=$(cd "$spirv" && pwd)
+fi
 
 # ---- in a release's root: this script again, inside ------------------------
 if [[ -n $release ]]; then
@@ -109,7 +121,9 @@ if [[ -n $release ]]; then
   root=$(pocl_root_make "$release") || exit 1
   # The sources copied in whole each time, their times kept (tar), so that
   # the build in the root stays up to date without rebuilding.
-  for pair in "$cts:OpenCL-CTS" "$headers:OpenCL-Headers"; do
+  pairs=("$cts:OpenCL-CTS" "$headers:OpenCL-Headers")
+  [[ -n $spirv ]] && pairs+=("$spirv:SPIRV-Headers")
+  for pair in "${pairs[@]}"; do
     rm -rf "$root/cts/${pair#*:}"
     mkdir -p "$root/cts/${pair#*:}"
     tar -C "${pair%%:*}" --exclude=./.git -cf - . | tar -C "$root/cts/${pair#*:}" -xf - ||
@@ -120,6 +134,7 @@ if [[ -n $release ]]; then
     rm -f "$root/cts/OpenCL-CTS/.teams-cts-commit"
   args=(--cts /cts/OpenCL-CTS --headers /cts/OpenCL-Headers --work "${work:-/cts/build}"
     --teams-build /build-cts --timeout "$timeout_s")
+  [[ -n $spirv ]] && args+=(--spirv-headers /cts/SPIRV-Headers)
   ((build_only)) && args+=(--build-only)
   ((list_only)) && args+=(--list)
   pocl_root_run "$root" "$here" bash -euc '
@@ -275,18 +290,31 @@ for line in "${chosen[@]}"; do
   need[${bin##*/}]=1
 done
 echo "cts: building ${!need[*]} in $work (-j$jobs; the log: $out/build.log)"
+# One target at a time, so that a binary that does not build leaves the
+# others' commands to run (its own are reported "not built").
+declare -A unbuilt
 {
   cmake -S "$cts" -B "$work" -DCMAKE_BUILD_TYPE=Release \
     -DCL_INCLUDE_DIR="$headers" -DCL_LIB_DIR="$libdir" -DOPENCL_LIBRARIES=OpenCL \
-    -DSPIRV_INCLUDE_DIR=/usr -DD3D10_IS_SUPPORTED=OFF -DD3D11_IS_SUPPORTED=OFF \
-    -DGL_IS_SUPPORTED=OFF -DGLES_IS_SUPPORTED=OFF -DVULKAN_IS_SUPPORTED=OFF &&
-    cmake --build "$work" -j"$jobs" --target "${!need[@]}"
+    -DSPIRV_INCLUDE_DIR="${spirv:-/usr}" -DD3D10_IS_SUPPORTED=OFF -DD3D11_IS_SUPPORTED=OFF \
+    -DGL_IS_SUPPORTED=OFF -DGLES_IS_SUPPORTED=OFF -DVULKAN_IS_SUPPORTED=OFF
 } >"$out/build.log" 2>&1 || {
-  echo "cts: the CTS's build failed; the end of $out/build.log:" >&2
+  echo "cts: the CTS's configure failed; the end of $out/build.log:" >&2
   tail -n 30 "$out/build.log" >&2
   exit 1
 }
-((build_only)) && exit 0
+for target in "${!need[@]}"; do
+  if ! cmake --build "$work" -j"$jobs" --target "$target" >>"$out/build.log" 2>&1; then
+    unbuilt[$target]=1
+    echo "cts: $target did not build (its errors in $out/build.log)" >&2
+  fi
+done
+if [[ -n ${unbuilt[test_api]+set} && -z $spirv ]] &&
+  ! grep -q CapabilityToString /usr/include/spirv/unified1/spirv.hpp 2>/dev/null; then
+  echo "cts: this release's spirv-headers is older than test_api wants: give --spirv-headers DIR," >&2
+  echo "  a clone of https://github.com/KhronosGroup/SPIRV-Headers" >&2
+fi
+((build_only)) && exit $((${#unbuilt[@]} > 0))
 
 # ---- the tests each binary offers ------------------------------------------
 # A binary's --list: one test name a line, indented.  Each command's tests
@@ -366,6 +394,7 @@ run_on() { # DRIVER NAME DIR ARGV...: "STATUS SECONDS DETAIL"
 if ((list_only)); then
   for line in "${chosen[@]}"; do
     IFS='|' read -r name bin args tests <<<"$line"
+    [[ -n ${unbuilt[${bin##*/}]+set} ]] && { echo "$name: ${bin##*/} did not build"; continue; }
     read -ra ts <<<"$tests"
     run=$(expand "$bin" "${ts[@]}" 2>"$out/missing" | paste -sd ' ')
     echo "$name: $bin $args $run"
@@ -384,6 +413,11 @@ echo "cts: ${#chosen[@]} commands, CTS $cts_commit, PoCL $pocl (cpu: its $cpu_dr
 bad=0
 for line in "${chosen[@]}"; do
   IFS='|' read -r name bin args tests <<<"$line"
+  if [[ -n ${unbuilt[${bin##*/}]+set} ]]; then
+    printf '%s\tnot built\t-\tnot built\t-\t-\t%s did not build\n' "$name" "${bin##*/}" >"$out/rows/$name.tsv"
+    echo "$name: ${bin##*/} did not build"
+    continue
+  fi
   read -ra ts <<<"$tests"
   read -ra as <<<"$args"
   mapfile -t run < <(expand "$bin" "${ts[@]}" 2>"$out/missing")
