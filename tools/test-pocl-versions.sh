@@ -128,7 +128,7 @@ copy_tree() {
   fi
 }
 
-# The parts' times a log's "part:" lines give: "readme 412 s, build ...".
+# The parts' times a log's "part:" lines give: "root 62 s, install-deps 174 s, ...".
 parts() {
   sed -n 's/^part: \([a-z-]*\) \([0-9]*\) s$/\1 \2 s/p' "$1" | paste -sd ',' | sed 's/,/, /g'
 }
