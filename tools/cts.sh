@@ -383,7 +383,12 @@ run_on() { # DRIVER NAME DIR ARGV...: "STATUS SECONDS DETAIL"
     status=fail
     ((fail > 0)) && status="fail ($fail of $((pass + fail + skip)))"
   fi
-  if [[ $status != pass* && $status != skip ]]; then
+  if [[ $status == crash* || $status == timeout ]]; then
+    # The test it was in: the harness starts each with a line "NAME...".
+    local in
+    in=$(sed -n 's/^\([A-Za-z0-9_]\{1,\}\)\.\.\.$/\1/p' "$log" | tail -n 1)
+    [[ -n $in ]] && detail="${detail:+$detail; }in $in"
+  elif [[ $status != pass* && $status != skip ]]; then
     local first
     first=$(grep -m1 -E 'ERROR|FAIL|[Ee]rror' "$log" | cut -c1-160)
     detail="${detail:+$detail; }${first}"
