@@ -41,7 +41,8 @@
 # Each command runs on teams (build/tools/teams-run, with no other
 # platform) and then on cpu (libpocl.so.2 as the only ICD, POCL_DEVICES=cpu;
 # pthread, its name before PoCL 4.0),
-# with POCL_MEMORY_LIMIT=1 as PoCL's CI sets it, in the binary's directory,
+# with POCL_MEMORY_LIMIT=1 as PoCL's CI sets it, a PoCL kernel cache of its
+# own that starts empty (POCL_CACHE_DIR), in the binary's directory,
 # and the CTS's per-test results (CL_CONFORMANCE_RESULTS_FILENAME).  Prints
 # a table -- command, teams' result and seconds, cpu's, and the ratio of
 # times -- and, for each command that did not pass on both, its failed
@@ -353,7 +354,12 @@ run_on() { # DRIVER NAME DIR ARGV...: "STATUS SECONDS DETAIL"
   log=$out/logs/$driver/$name.log
   json=$out/logs/$driver/$name.json
   rm -f "$json"
-  local env=(POCL_MEMORY_LIMIT=1 CL_CONFORMANCE_RESULTS_FILENAME="$json")
+  # A kernel cache of its own, empty: the driver that ran second would
+  # otherwise find the kernels the first compiled in PoCL's shared cache.
+  local cache=$out/pocl-cache/$driver
+  rm -rf "$cache"
+  mkdir -p "$cache"
+  local env=(POCL_MEMORY_LIMIT=1 CL_CONFORMANCE_RESULTS_FILENAME="$json" POCL_CACHE_DIR="$cache")
   if [[ $driver == teams ]]; then
     env+=(OCL_ICD_VENDORS="$empty" POCL_DEVICES=teams)
     set -- "$teams_run" "$@"
@@ -364,6 +370,7 @@ run_on() { # DRIVER NAME DIR ARGV...: "STATUS SECONDS DETAIL"
   (cd "$dir" && exec env "${env[@]}" timeout -k 30 "$timeout_s" "$@") >"$log" 2>&1 </dev/null
   rc=$?
   t1=$(date +%s.%N)
+  rm -rf "$cache"
   local secs pass=0 fail=0 skip=0 status detail=""
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   if [[ -s $json ]]; then
