@@ -212,43 +212,42 @@ Test(way, the_work_follows_the_regions) {
  * a time slice, say) is tried on the team again once it has spent
  * TT__OVERHEAD_DIV times the difference, and only then: the trials stay
  * a bounded share of the loop's time. */
+/* One region of a 20 us loop on spinning workers, which costs `team` ns
+ * on the team (its caller's chunks 10 us, half the work); the way it took. */
+static tt__way kept_out_region(tt__loop *l, double team, double *cost) {
+  tt__way_state s = spinning(2);
+  tt__way_plan plan;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  bool alone = plan.way == TT__WAY_SERIAL;
+  *cost = alone ? 20000 : team;
+  virtual_now += (uint64_t)*cost;
+  tt__way_cost c = {(uint64_t)*cost, alone ? 20000u : 10000u, alone ? 1 : 0.5, 0,
+                    virtual_now};
+  tt__way_record(&tab, &plan, plan.way, &c);
+  return plan.way;
+}
+
 Test(way, a_way_kept_out_is_measured_again_at_a_bounded_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
-  tt__way_state s = spinning(2);
   l->work = 20000;
   l->extra = 40000; /* the team measured 50 us over its 10 */
-  double spent = 0, tried = 0;
+  double spent = 0, tried = 0, cost;
   unsigned trials = 0;
   for (int i = 0; i < 2000; i++) {
-    tt__way_plan plan;
-    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-    double cost = plan.way == TT__WAY_SERIAL ? 20000 : 50300;
-    virtual_now += (uint64_t)cost;
-    tt__way_cost c = {(uint64_t)cost, (uint64_t)(plan.way == TT__WAY_SERIAL ? cost : 10000),
-                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now};
-    tt__way_record(&tab, &plan, plan.way, &c);
-    spent += cost;
-    if (plan.way == TT__WAY_TEAM) {
+    if (kept_out_region(l, 50300, &cost) == TT__WAY_TEAM) {
       trials++;
       tried += cost - 20000;
     }
+    spent += cost;
   }
   cr_assert_gt(trials, 0, "the team was never measured again");
   cr_assert_lt(tried / spent, 2.0 / TT__OVERHEAD_DIV, "trials cost %.1f%%",
                100 * tried / spent);
   /* and when the team recovers, the loop comes back to it */
   unsigned team = 0;
-  for (int i = 0; i < 20000; i++) {
-    tt__way_plan plan;
-    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-    double cost = plan.way == TT__WAY_SERIAL ? 20000 : 10300;
-    virtual_now += (uint64_t)cost;
-    tt__way_cost c = {(uint64_t)cost, (uint64_t)(plan.way == TT__WAY_SERIAL ? cost : 10000),
-                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now};
-    tt__way_record(&tab, &plan, plan.way, &c);
-    team += i >= 19000 && plan.way == TT__WAY_TEAM;
-  }
+  for (int i = 0; i < 20000; i++)
+    team += kept_out_region(l, 10300, &cost) == TT__WAY_TEAM && i >= 19000;
   cr_assert_eq(team, 1000, "the recovered team ran %u of the last 1000", team);
 }
 
