@@ -31,12 +31,12 @@
 
 #include "team-state.h"
 
-/* What hand_on copies into a child's line (beside the child's subtree). */
 /* What a flat hand-on did with the sleepers (NULL along the tree). */
 typedef struct sleepers {
   size_t sat_out, woken;
 } sleepers;
 
+/* What hand_on copies into a child's line (beside the child's subtree). */
 typedef struct desc {
   void (*f)(void *, size_t);
   void *ctx;
@@ -66,10 +66,11 @@ static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
   for (size_t j = 0; j < kids; j++) {
     size_t lo = me + 1 + j * q + (j < r ? j : r);
     tt__worker *w = &tt__the_team.workers[lo];
+    bool sleeps = tt_atomic_load_relaxed(&w->go) & GO_SLEEP;
     /* A wake not made (protocol 10): a sleeping worker of a flat region
      * is left out, its word untouched -- it stays asleep and its next
      * publisher sees SLEEP -- and the holder runs its static chunk. */
-    if (!wake && z && (tt_atomic_load_relaxed(&w->go) & GO_SLEEP)) {
+    if (!wake && z && sleeps) {
       w->sat_out_gen = go >> GO_GEN_SHIFT;
       z->sat_out++;
       continue;
@@ -83,11 +84,12 @@ static size_t hand_on(size_t me, size_t hi, uint32_t go, const desc *d,
     w->hi = lo + q + (j < r);
     w->up = me;
     w->tree = tree;
-    tt_atomic_store_relaxed(&w->late, (tt_atomic_load_relaxed(&w->go) & GO_SLEEP) != 0);
+    tt_atomic_store_relaxed(&w->late, sleeps);
     uint32_t prev = tt_atomic_exchange_acq_rel(&w->go, go);
     if (!(prev & GO_SLEEP))
       continue;
-    tt_atomic_store_relaxed(&w->late, 1);
+    if (!sleeps) /* it went to sleep since the load */
+      tt_atomic_store_relaxed(&w->late, 1);
     if (asleep && tt__the_team.sentinel_mode) {
       tt_atomic_store_seq_cst(&w->wake_req, 1);
       (*asleep)++;

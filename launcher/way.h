@@ -94,7 +94,6 @@ static inline bool tt__loop_skip_serial(tt__loops *t, tt__loop *l) {
 /* The state a region meets, read by the caller before it chooses. */
 typedef struct tt__way_state {
   size_t spinning;  /* the team's workers awake now, at most p - 1 */
-  size_t team_size; /* the team's participants */
   bool can_lend;    /* lend.c could run this region now */
   bool omp_spins;   /* OpenMP's threads spin now (read only when can_lend) */
 } tt__way_state;

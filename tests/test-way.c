@@ -54,10 +54,10 @@ static void fresh(void) {
 
 static tt__way_state asleep(size_t p) {
   (void)p;
-  return (tt__way_state){0, p, false, false};
+  return (tt__way_state){0, false, false};
 }
 static tt__way_state spinning(size_t p) {
-  return (tt__way_state){p - 1, p, false, false};
+  return (tt__way_state){p - 1, false, false};
 }
 
 /* One region of a loop of `work` ns that costs `cost` ns on whatever way
@@ -109,7 +109,7 @@ Test(way, the_formulas) {
                      4000 + CALL, 1e-3);
   /* four participants, one worker spinning, two asleep and woken */
   l.work = 100000;
-  tt__way_state s = {1, 4, false, false};
+  tt__way_state s = {1, false, false};
   double a = 2 * CALL + LAT, done = 1 * a + LAT;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 64, 4, TT__MODE_GREEDY, &s),
                      3 * FORK + a + (100000 - done) / 4, 1e-2);
@@ -176,7 +176,7 @@ Test(way, the_cheapest_way_in_each_state) {
 Test(way, sleepers_sit_out_a_region_not_worth_their_wake) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 256, 4);
-  tt__way_state s = {1, 4, false, false};
+  tt__way_state s = {1, false, false};
   tt__way_plan plan;
   l->work = 8000;
   tt__way_choose(&tab, l, 256, 4, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -256,7 +256,7 @@ Test(way, a_way_kept_out_is_measured_again_at_a_bounded_cost) {
 Test(way, lending_is_tried_once_then_chosen_by_its_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
-  tt__way_state s = {0, 2, true, true};
+  tt__way_state s = {0, true, true};
   l->work = 100000;
   tt__way_plan plan;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -309,7 +309,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
   fresh();
   tt__way_plan plan;
   static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_LEND};
-  tt__way_state s = {0, 2, true, false};
+  tt__way_state s = {0, true, false};
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   for (int k = 0; k < 3; k++) {
     tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, fixed[k], &s, &plan);
