@@ -33,12 +33,16 @@
  * is held): two threads cannot run on one CPU, so the holder, which still
  * has to see the chunks done and close the region, is then waiting for
  * that CPU, and an idle worker's spin keeps it waiting until the next time
- * slice (woken next to another process's busy thread, the scheduler puts
- * the worker beside its holder; tests/test-idle.c).  Such a worker sleeps
- * (a yield, under EEVDF, runs the holder only when the holder is
- * eligible), and the next region's wake-up lets the scheduler place it
- * again.  Not in sentinel mode, whose worker spins by request and yields
- * after yield_after_ns.  The check is a load of the thread's CPU (glibc
+ * slice (woken next to another process's busy thread, or on a KVM guest
+ * whose other vCPU is halted, the scheduler puts the worker beside its
+ * waker: up to half the wakes of the 2-core guests, docs/measurements.md;
+ * tests/test-idle.c).  Such a worker moves itself off the holder's CPU
+ * (tt__move_off: its mask less that CPU, then its mask again) and spins
+ * on; where its mask has no other CPU it sleeps (a yield, under EEVDF,
+ * runs the holder only when the holder is eligible), and the next region's
+ * wake-up lets the scheduler place it again -- which, on those guests,
+ * often puts it beside its waker again.  Not in sentinel mode, whose
+ * worker spins by request and yields after yield_after_ns.  The check is a load of the thread's CPU (glibc
  * keeps it in the rseq area) at each clock look.  Where the spin hurts
  * this process's own threads (an OpenMP runtime's, between the team's
  * regions), the region's measured cost, gap included, says so, and the
@@ -71,7 +75,8 @@
 
 /* What the idle rule did, for TEAMS_DEBUG's report at exit: why workers
  * slept.  Relaxed counters, bumped only before a sleep. */
-_Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted, tt__sleeps_beside_holder;
+_Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted, tt__sleeps_beside_holder,
+    tt__moves_off_holder;
 
 /* Whether this worker runs on the CPU the holder forked its last region
  * from while the team is held (see "Yielding"). */
@@ -194,6 +199,10 @@ void *tt__worker_main(void *arg) {
     }
     bool over = tt__overcommitted();
     bool beside = !over && !T->sentinel_mode && beside_holder();
+    if (beside && tt__move_off(tt_atomic_load_relaxed(&T->holder_cpu))) {
+      tt_atomic_fetch_add_relaxed(&tt__moves_off_holder, 1);
+      beside = false;
+    }
     if (now < deadline && !over && !beside)
       continue;
     if (T->sentinel_mode && !over &&

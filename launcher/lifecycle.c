@@ -196,6 +196,8 @@ static int start_locked(int tid) {
   T->spin_fixed = set.set[TT__SET_SPIN_US];
   tt_atomic_store_relaxed(&T->linger_ns, T->spin_ns);
   tt_atomic_store_relaxed(&T->probed, false);
+  T->probes = 0;
+  tt_atomic_store_relaxed(&T->probe_after, 0);
   T->yield_after_ns = tt__yield_threshold_ns();
   T->cpus = cpus;
   T->requested = n;

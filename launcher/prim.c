@@ -146,6 +146,18 @@ int tt__affinity_restore(pthread_t t, const tt__cpumask *m) {
   return -pthread_setaffinity_np(t, sizeof(cpu_set_t), (const cpu_set_t *)m);
 }
 
+bool tt__move_off(int cpu) {
+  cpu_set_t all, other;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof all, &all) != 0 ||
+      !CPU_ISSET(cpu, &all) || CPU_COUNT(&all) < 2)
+    return false;
+  other = all;
+  CPU_CLR(cpu, &other);
+  bool moved = sched_setaffinity(0, sizeof other, &other) == 0;
+  sched_setaffinity(0, sizeof all, &all);
+  return moved;
+}
+
 /* ---- memory ----------------------------------------------------------------- */
 
 /* The NUMA system calls through syscall(2): <numaif.h> belongs to libnuma,

@@ -61,6 +61,12 @@ int tt__affinity_save(tt__cpumask *m);
  * errno (-ESRCH: no such thread). */
 int tt__affinity_of(int tid, tt__cpumask *m);
 int tt__affinity_restore(pthread_t t, const tt__cpumask *m);
+/* Moves the calling thread off CPU `cpu` and leaves its mask as it was: the
+ * mask less that CPU, then the mask again (the first call migrates it, the
+ * second lets it stay where it went).  False when the mask has no other
+ * CPU or holds not `cpu`, or a call failed; the mask is then unchanged or
+ * given back. */
+bool tt__move_off(int cpu);
 
 /* The calling thread's kernel id, the process's (its first thread's), and
  * whether the calling thread is the process's first thread. */

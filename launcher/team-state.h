@@ -152,8 +152,12 @@ typedef struct tt__team {
   _Atomic uint64_t linger_ns;
   bool spin_fixed;
   /* The constants of way.h were measured since this start: written by a
-   * holder, read before the take as a hint (relaxed). */
+   * holder, read before the take as a hint (relaxed); probes counts the
+   * failed tries and probe_after is the earliest time of the next (relaxed:
+   * a hint too). */
   _Atomic bool probed;
+  unsigned probes;
+  _Atomic uint64_t probe_after;
   /* A spinner yields the CPU between looks once it has waited this long
    * (idle.c, "Yielding"): measured at start. */
   uint64_t yield_after_ns;
@@ -301,9 +305,10 @@ static inline void tt__wait_until(bool (*cond)(const void *arg),
   }
 }
 
-/* idle.c: why workers slept, for TEAMS_DEBUG's report at exit. */
+/* idle.c: why workers slept, and how often one moved off its holder's
+ * CPU, for TEAMS_DEBUG's report at exit. */
 extern _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted,
-    tt__sleeps_beside_holder;
+    tt__sleeps_beside_holder, tt__moves_off_holder;
 
 /* lifecycle.c */
 int tt__ensure_started(void);

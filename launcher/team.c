@@ -57,12 +57,20 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   if (tt_atomic_load_relaxed(&tt__the_team.resize))
     tt__resize_now();
   /* The way's constants, by the first holder after each start
-   * (way-probe.c); held: probed is the holder's. */
-  if (!tt_atomic_load_relaxed(&tt__the_team.probed) && tt__try_take(me)) {
-    if (tt_atomic_load_acquire(&tt__the_team.running) &&
-        !tt_atomic_load_relaxed(&tt__the_team.probed)) {
-      tt_atomic_store_relaxed(&tt__the_team.probed, true);
-      tt__costs_probe();
+   * (way-probe.c), unless TEAMS_RUN fixes the way (nothing reads them);
+   * held: probed is the holder's.  A probe that found no worker running
+   * yet is tried again later, backing off (way.h). */
+  if (!tt_atomic_load_relaxed(&tt__the_team.probed) && fixed_way() == TT__WAYS &&
+      tt__now_ns() >= tt_atomic_load_relaxed(&tt__the_team.probe_after) &&
+      tt__try_take(me)) {
+    tt__team *T = &tt__the_team;
+    if (tt_atomic_load_acquire(&T->running) && !tt_atomic_load_relaxed(&T->probed)) {
+      bool ok = tt__costs_probe();
+      uint64_t gap = (uint64_t)TT__PROBE_GAP_NS << (T->probes < 10 ? T->probes : 10);
+      gap = gap < TT__PROBE_GAP_MAX_NS ? gap : TT__PROBE_GAP_MAX_NS;
+      T->probes += !ok;
+      tt_atomic_store_relaxed(&T->probe_after, tt__now_ns() + gap);
+      tt_atomic_store_relaxed(&T->probed, ok);
     }
     tt__release();
   }

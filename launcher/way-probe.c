@@ -1,15 +1,20 @@
 /* teams: the way's constants (way.h, tt__the_costs) measured on the running
  * team, and TEAMS_DEBUG's report of what the rule did.
  *
- * The probe runs once per team start, by the first holder, before that
- * holder's region: a few regions of one 2 us chunk per participant on the
- * whole team with the workers spinning (`fork`: their cost beyond the
- * chunk, per worker), then, on one worker made to
- * sleep, empty regions that wake it (`wake_call`, timed by hand_on, and
- * `wake_lat`, by the worker when it runs).  About 60 us on the 2-core
- * guests (docs/measurements.md, "The way's constants").  The wake samples
- * go on with every wake the holders make; `fork` is the probe's alone
- * (each loop's own miss is its `extra`, way.c). */
+ * The probe runs at each team start, by the first holder, before that
+ * holder's region: regions of one 2 us chunk per participant on the whole
+ * team with the workers spinning (`fork`: their cost beyond the chunk, per
+ * worker), then, on one worker made to sleep, empty regions that wake it
+ * (`wake_call`, timed by hand_on, and `wake_lat`, by the worker when it
+ * runs).  About 60 us on the 2-core guests (docs/measurements.md, "The
+ * way's constants").  A fork sample counts only when every worker ran its
+ * own chunk: right after a start a woken worker may sit on its holder's
+ * CPU (idle.c, "Yielding"), and a region whose chunks the holder claimed
+ * measures the holder alone (2.2 us "a worker" on the 2-core guests, where
+ * the truth is 0.3).  With no such region the probe says so, and the next
+ * holder probes again, backing off (way.h).  The wake samples go on
+ * with every wake the holders make; `fork` is the probe's alone (each
+ * loop's own miss is its `extra`, way.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -32,18 +37,20 @@ static void busy(void *ctx, size_t c) {
     tt__cpu_relax();
 }
 
-static uint64_t median5(uint64_t *v) {
-  for (int i = 1; i < 5; i++)
+static uint64_t median(uint64_t *v, int n) {
+  for (int i = 1; i < n; i++)
     for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
       uint64_t x = v[j];
       v[j] = v[j - 1];
       v[j - 1] = x;
     }
-  return v[2];
+  return v[n / 2];
 }
 
-/* Precondition: the caller holds the team, which runs with n >= 2. */
-void tt__costs_probe(void) {
+/* Precondition: the caller holds the team, which runs with n >= 2.
+ * Returns false when no region had every worker run its own chunk (fork
+ * not measured). */
+bool tt__costs_probe(void) {
   tt__team *T = &tt__the_team;
   tt__thread *me = tt__me();
   size_t n = tt__team_size();
@@ -57,18 +64,27 @@ void tt__costs_probe(void) {
     tt__costs_set(0, 0, 0, (uint32_t)(2 * best + 20));
   }
   if (n < 2)
-    return;
+    return true;
   uint64_t linger = tt_atomic_load_relaxed(&T->linger_ns);
-  /* fork: on spinning workers (the first region wakes them) */
+  /* fork: on spinning workers (the first region wakes them); a sample is
+   * a region that woke no one and whose holder ran only its own chunk */
   tt_atomic_store_relaxed(&T->linger_ns, 1000000);
   uint64_t v[5];
+  int got = 0;
   tt__run_parallel(me, busy, NULL, n, n, TT__MODE_STATIC, true, NULL);
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 24 && got < 5; i++) {
+    tt__own own = {0, 0, 0};
     uint64_t a = tt__now_ns();
-    tt__run_parallel(me, busy, NULL, n, n, TT__MODE_STATIC, true, NULL);
-    v[i] = tt__now_ns() - a;
+    tt__run_parallel(me, busy, NULL, n, n, TT__MODE_STATIC, true, &own);
+    uint64_t t = tt__now_ns() - a;
+    if (own.chunks == 1 && own.woken == 0)
+      v[got++] = t;
   }
-  uint64_t t = median5(v);
+  if (!got) { /* no worker ran: nor would one wake; the next try does both */
+    tt_atomic_store_relaxed(&T->linger_ns, linger);
+    return false;
+  }
+  uint64_t t = median(v, got);
   uint64_t fork = t > WORK_NS ? (t - WORK_NS) / (n - 1) : 1;
   tt__costs_set((uint32_t)(fork ? fork : 1), 0, 0, 0);
   /* the wake: worker 1 sleeps at once after each region; a region of two
@@ -84,6 +100,7 @@ void tt__costs_probe(void) {
     tt__run_parallel(me, empty, NULL, 2, 2, TT__MODE_GREEDY, true, NULL);
   }
   tt_atomic_store_relaxed(&T->linger_ns, linger);
+  return true;
 }
 
 /* At exit, on the thread that ends the process (usually the one that
@@ -102,14 +119,16 @@ void tt__way_report(void) {
           "teams: ways: regions on the team %llu, on the caller %llu, on "
           "OpenMP's threads %llu (%llu timed); trials %llu, %.1f us in all; "
           "gap between regions %.1f us; workers slept %llu times after "
-          "their spin, %llu overcommitted, %llu beside the holder\n",
+          "their spin, %llu overcommitted, %llu beside the holder; moved off "
+          "the holder's CPU %llu times\n",
           (unsigned long long)t->ran[TT__WAY_TEAM],
           (unsigned long long)t->ran[TT__WAY_SERIAL],
           (unsigned long long)t->ran[TT__WAY_LEND], (unsigned long long)t->timed,
           (unsigned long long)t->trials, t->trial_ns / 1e3, (double)t->gap / 1e3,
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_spun),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted),
-          (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder));
+          (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder),
+          (unsigned long long)tt_atomic_load_relaxed(&tt__moves_off_holder));
   for (int i = 0; i < TT__LOOPS; i++) {
     const tt__loop *l = &t->loop[i];
     if (!l->key)

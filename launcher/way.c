@@ -34,16 +34,20 @@
  * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
- * starts at once) and gives E; lending, where possible, is tried once per
+ * starts at once) and gives E; until the probe has measured `fork` (no
+ * worker ran yet), a loop with its E runs on the caller alone; lending, where possible, is tried once per
  * state of OpenMP's threads, when the team would win.  Trials are counted
  * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
- * once the loop has spent TT__OVERHEAD_DIV times its predicted excess.
+ * once the loop has spent TT__OVERHEAD_DIV times its predicted excess
+ * (its measured one, when the try cost more than predicted).
  *
- * Spinning.  After a region on the team its workers spin for `linger`:
- * SPIN_WORTH times what spinning workers save the loop's next region (its
- * cost with the workers asleep less its cost with them spinning), and not
- * at all when this thread's regions come further apart than that (its gap,
- * measured).  So a worker burns a CPU only while the next region is
+ * Spinning.  After a region on the team its workers spin while the next
+ * region is expected within `worth`: SPIN_WORTH times what spinning workers
+ * save the loop's next region (its cost with the workers asleep less its
+ * cost with them spinning), and not at all when this thread's regions come
+ * further apart than that (its gap, measured).  The spin's deadline is
+ * twice that, so a gap's jitter does not put them to sleep just before the
+ * region they spun for; a worker burns a CPU only while the next region is
  * expected within what the spin is worth, and sleeping when it is not loses
  * at most 1/SPIN_WORTH of the loop's time.  TEAMS_SPIN_US, when set, fixes
  * the spin; a fixed way (TEAMS_RUN) spins TEAMS_SPIN_US's value.
@@ -232,6 +236,9 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   }
   if (l->work <= 0) { /* no number yet: the team, which measures E */
     plan->trial = true;
+  } else if (get(&tt__the_costs.fork) == 0) {
+    /* the probe found no worker running yet (way-probe.c): the caller */
+    plan->way = TT__WAY_SERIAL;
   } else {
     /* the cheapest as predicted */
     float best = l->work, c;
@@ -274,6 +281,9 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
                      : l->since[i] >= TT__OVERHEAD_DIV * (cost - best);
       if (due && !plan->trial) {
         l->since[i] = 0;
+        plan->kept = i + 1;
+        plan->best = best;
+        plan->pred = cost;
         plan->way = x;
         plan->wake = true;
         plan->trial = true;
@@ -293,7 +303,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   if (plan->way == TT__WAY_TEAM) {
     float worth = SPIN_WORTH * spin_saves(l, m, p, mode);
     worth = worth < LINGER_MAX_NS ? worth : LINGER_MAX_NS;
-    plan->linger = t->gap <= worth ? (uint64_t)worth : 0;
+    plan->linger = t->gap <= worth ? (uint64_t)(2 * worth) : 0;
   }
 }
 
@@ -319,6 +329,15 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   t->untimed = 0;
   t->untimed_ns = 0;
   l->last_ns = ns;
+  /* A way kept out that cost more than predicted when tried again: the
+   * next try waits until the loop has spent TT__OVERHEAD_DIV times the
+   * measured excess, so trials stay within their bound even where the
+   * numbers that predicted them were wrong. */
+  if (plan->kept && ran == (plan->kept == 1 ? TT__WAY_TEAM : TT__WAY_LEND)) {
+    float over = ns - plan->pred;
+    if (over > 0)
+      l->since[plan->kept - 1] = -TT__OVERHEAD_DIV * over;
+  }
 
   /* the work: the caller alone's time, or its own chunks over their share */
   float e = 0;

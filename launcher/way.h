@@ -47,7 +47,9 @@ typedef struct tt__loop {
   float work_s[3], extra_s[3];
   uint8_t work_n, extra_n;
   uint32_t skip; /* untimed regions before the next timed one */
-  float since[2]; /* its predicted time since the team, lending, last ran it */
+  /* its predicted time since the team, lending, last ran it; a trial that
+   * cost more than predicted starts it below 0 (way.c) */
+  float since[2];
   /* range.c's auto schedule: the last timed region's own time, ns; steal
    * (1), greedy over `chunks` chunks (0), unknown (-1) */
   float last_ns;
@@ -105,6 +107,8 @@ typedef struct tt__way_plan {
   bool wake;       /* team: wake the sleeping workers (else they sit it out) */
   bool timed;      /* time this region and record it */
   bool trial;      /* the loop had no number for this way: counted */
+  int kept;        /* a way kept out, tried again: 1 the team, 2 lending */
+  float best, pred; /* then: the best way's predicted cost, and this one's */
   size_t m;        /* the region's chunks, p and mode */
   size_t p;
   tt__mode mode;
@@ -148,8 +152,15 @@ void tt__costs_wake_call(uint64_t ns);
 void tt__costs_wake_lat(uint64_t ns);
 void tt__costs_lend(bool spinning, uint64_t ns);
 /* way-probe.c: measures fork, wake_call and wake_lat on the running team
- * (called by the first holder after each start), and look, once. */
-void tt__costs_probe(void);
+ * (called by the first holder after each start), and look, once.  False
+ * when fork could not be measured (no region had every worker run its own
+ * chunk): a later holder probes again, TT__PROBE_GAP_NS later, then twice
+ * as long after each failure up to TT__PROBE_GAP_MAX_NS (a new worker can
+ * wait milliseconds for its first run beside a busy caller: the 2-core
+ * guests; a failed try costs its ~24 short regions). */
+bool tt__costs_probe(void);
+#define TT__PROBE_GAP_NS 1000000u
+#define TT__PROBE_GAP_MAX_NS 1000000000u
 /* Sets the constants (tests; 0 leaves one as it is). */
 void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
                    uint32_t look);
