@@ -1,8 +1,9 @@
 /* teams: tt_foreach_range's schedules (range.c): what range.c offers the
  * rest of launcher/ (memory.c's first touch, steal.c), the tools
- * and the white-box tests.  tt__foreach_range_site and
- * tt__foreach_range_on, which the PoCL driver calls, are declared in
- * internal/teams-driver.h, the one header the driver sees. */
+ * and the white-box tests.  tt__foreach_range_site,
+ * tt__foreach_range_last_ns and tt__foreach_range_on, which the PoCL
+ * driver calls, are declared in internal/teams-driver.h, the one header
+ * the driver sees. */
 #ifndef TEAMS_RANGE_H
 #define TEAMS_RANGE_H
 

@@ -13,8 +13,9 @@
  *   - the TEAMS_* settings table (settings.h, beside this file): its
  *     TEAMS_POCL_* rows, read through tt__setting and tt__setting_text;
  *   - tt__scratch, each thread's grow-on-demand buffers, tt__team_nodes,
- *     and for sub-devices tt__team_domains, tt__foreach_range_on and
- *     tt__mem_touch_on, below.
+ *     tt__foreach_range_site and tt__foreach_range_last_ns (a kernel's
+ *     loop record), and for sub-devices tt__team_domains,
+ *     tt__foreach_range_on and tt__mem_touch_on, below.
  * Everything else in launcher/ (the team's protocol, the steal machine,
  * topology snapshots) is private to the runtime and its white-box tests.
  *
@@ -95,6 +96,17 @@ TT_INTERNAL int tt__foreach_range_site(const void *site,
                                                  size_t end),
                                        void *ctx, size_t n, size_t grain,
                                        size_t p, tt_schedule schedule);
+
+/* What tt__foreach_range_site(site, f, ctx, n, grain, p, schedule) called
+ * now on this thread would take, ns, as the loop's record has it (the way's,
+ * launcher/way.h: the last timed region's own time, on whichever way it
+ * ran); 0 when the record has no number: the thread has not run the loop,
+ * its record was taken over, or its regions keep none (one participant, a
+ * fixed TEAMS_RUN).  Reads only the calling thread's table; makes no
+ * record. */
+TT_INTERNAL uint64_t tt__foreach_range_last_ns(const void *site, size_t n,
+                                               size_t grain, size_t p,
+                                               tt_schedule schedule);
 
 /* tt_foreach_range on participants [first, first + count) of the team only
  * (launcher/range.c): a sub-team.  No other participant runs any of f, and
