@@ -85,9 +85,13 @@ static void open_with(const char *params) {
   if (params)
     setenv("POCL_TEAMS0_PARAMETERS", params, 1);
   /* Every participant on the team, each on its own block (static): a
-   * worker runs work-groups in every launch the team runs. */
+   * worker runs work-groups in every launch the team runs.  submit=auto
+   * leaves the way to the rule: under a fixed way the team keeps no loop
+   * record, and auto submit then lists every launch (backend/pocl/
+   * submit.c, Submit). */
   setenv("TEAMS_NUM_THREADS", "2", 1);
-  setenv("TEAMS_RUN", "team", 1);
+  if (!params || !strstr(params, "submit=auto"))
+    setenv("TEAMS_RUN", "team", 1);
   setenv("TEAMS_POCL_RECORD_PARTICIPANTS", "1", 1);
   clu_open(&E, 0);
   P = clu_build_src(&E, src_divide);

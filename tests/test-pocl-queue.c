@@ -573,7 +573,7 @@ Test(pocl_queue_eager, submit_runs_in_caller, .init = eager_env,
  * it ends within the grace period, and which cannot wait for the host, runs
  * at once in the thread that enqueues it; a kernel's first launch, a long
  * one, and one with memory the host may write take the lazy path
- * (queue.c, Submit). */
+ * (backend/pocl/submit.c, Submit). */
 static void auto_env(void) {
   setenv("POCL_TEAMS0_PARAMETERS", "submit=auto,grace_us=1000000", 1);
   setup();

@@ -1,4 +1,5 @@
-/* teams PoCL driver: registration, device init, the ABI self-check.
+/* teams PoCL driver: registration, device init, parameters (the ABI
+ * self-check at init is abi.c's).
  *
  * libpocl dlopens <libdir>/pocl/libpocl-devices-pthread.so and calls
  * pocl_pthread_init_device_ops; the private prefix (backend/pocl/
@@ -6,9 +7,11 @@
  * driver (the synchronous CPU driver: memory commands, builds, images) and
  * replace (pocl_pthread_init_device_ops, at the end):
  *   probe, init, uninit, reinit, build_hash, get_device_info_ext  here;
- *   submit, notify, flush, join, wait_event, notify_event_finished,
- *   broadcast (PoCL's pocl_broadcast)  queue.c, which decides where and
- *     when commands run, and runs ND-ranges through run.c;
+ *   submit  submit.c, which decides whether a command runs now, is
+ *     listed, or waits for its dependencies;
+ *   notify, flush, join, wait_event, notify_event_finished, broadcast
+ *     (PoCL's pocl_broadcast)  queue.c, which decides which thread runs a
+ *     listed command, and when, and runs ND-ranges through run.c;
  *   run  NULL: no ND-range reaches pocl_exec_command (queue.c, run_node);
  *   alloc_mem_obj, free  memory.c's placement around basic's;
  *   create_kernel, free_kernel  wgfunc.c's, but for PoCL's built-in kernels.
@@ -180,53 +183,6 @@ teams_free (cl_device_id device, cl_mem mem)
   tp_free_mem_obj (device, mem, basic_ops.free);
 }
 
-/* ---- the ABI self-check -------------------------------------------------------------- */
-
-/* After basic's init, read back fields that libpocl and basic wrote, through
- * our compiled view of struct _cl_device_id.  A layout that differs from the
- * running libpocl (other pocl-source version, other config.h choices) shows
- * up here as garbage, and the device is refused instead of corrupting memory.
- * `ops` lies near the end of the struct and is checked first: until it
- * matches, nothing is written through `device`.
- * TEAMS_POCL_ABI_SELFTEST=1 makes the check expect a value no libpocl writes,
- * so the refusal path can be tested. */
-static const char *
-abi_check (cl_device_id device)
-{
-  if (device->ops == NULL || device->ops->init != teams_init
-      || device->ops->device_name == NULL
-      || strcmp (device->ops->device_name, "teams") != 0)
-    return "ops";
-  if (device->short_name == NULL || strcmp (device->short_name, "teams") != 0)
-    return "short_name";
-  if (device->driver_version == NULL
-      || strncmp (device->driver_version, TEAMS_POCL_VERSION_BASE,
-                  strlen (TEAMS_POCL_VERSION_BASE))
-             != 0)
-    return "driver_version";
-  const char *selftest = getenv ("TEAMS_POCL_ABI_SELFTEST");
-  cl_uint want_dims = (selftest && selftest[0] == '1') ? 4 : 3;
-  if (device->max_work_item_dimensions != want_dims)
-    return "max_work_item_dimensions";
-  if (device->address_bits != 64)
-    return "address_bits";
-  if (device->type != CL_DEVICE_TYPE_CPU)
-    return "type";
-  if (device->global_mem_id != 0)
-    return "global_mem_id";
-  if (device->max_work_group_size == 0
-      || device->max_work_item_sizes[0] != device->max_work_group_size)
-    return "max_work_group_size";
-  if (device->printf_buffer_size == 0 || device->local_mem_size == 0)
-    return "printf_buffer_size/local_mem_size";
-  if (TP_DEVICE_AVAILABLE (device) != CL_TRUE
-      || device->compiler_available != CL_TRUE)
-    return "available";
-  if (device->data == NULL)
-    return "data";
-  return NULL;
-}
-
 /* ---- ops ---------------------------------------------------------------------------------- */
 
 static unsigned int
@@ -271,22 +227,17 @@ teams_init (unsigned j, cl_device_id device, const char *params)
    * with it the process's other devices.  basic's init runs first, so that
    * the device is whole (its `available` flag, among others). */
   cl_int rc = basic_ops.init (j, device, params);
-  const char *bad = abi_check (device);
+  /* The ABI self-check (abi.c). */
+  const char *bad = tp_abi_check_device (device, teams_init);
   if (bad != NULL)
     {
-      fprintf (stderr,
-               "teams: PoCL ABI self-check failed at field '%s': this driver "
-               "was built against pocl-source %s, which does not match the "
-               "running libpocl (driver version '%s'). The device is "
-               "disabled; rebuild the teams driver (backend/pocl) against the "
-               "pocl-source package of the installed %s version.\n",
-               bad, TEAMS_POCL_PACKAGE_VERSION,
-               (strcmp (bad, "ops") == 0 || device->driver_version == NULL)
-                   ? "?"
-                   : device->driver_version,
-               TEAMS_POCL_PACKAGE);
-      /* With `ops` wrong nothing may be written through device. */
-      if (strcmp (bad, "ops") == 0)
+      char what[96];
+      snprintf (what, sizeof what, "at field '%s'", bad);
+      /* With `ops` wrong nothing may be read or written through device. */
+      int ops = strcmp (bad, "ops") == 0;
+      tp_abi_refuse (what, ops ? NULL : device->driver_version,
+                     "The device is disabled");
+      if (ops)
         return CL_DEVICE_NOT_AVAILABLE;
       TP_DEVICE_DISABLE (device);
       return CL_SUCCESS;
@@ -378,18 +329,8 @@ teams_get_device_info_ext (cl_device_id device, cl_device_info name,
     return CL_INVALID_VALUE;
   if (name == TT_CL_DEVICE_STATS)
     {
-      tt_cl_stats s = {
-        .run_by_submit = tt_atomic_load_relaxed (&d->n_run_submit),
-        .run_by_waiter = tt_atomic_load_relaxed (&d->n_run_waiter),
-        .run_by_progress = tt_atomic_load_relaxed (&d->n_run_progress),
-        .failed = tt_atomic_load_relaxed (&d->n_failed),
-        .ndrange = tt_atomic_load_relaxed (&d->n_ndrange),
-        .groups = tt_atomic_load_relaxed (&d->n_groups),
-        .generic = tt_atomic_load_relaxed (&d->n_generic),
-        .jit_swapped = tt_atomic_load_relaxed (&d->n_jit_swapped),
-        .jit_pending = tt_atomic_load_relaxed (&d->n_jit_pending),
-        .jit_loaded = tt_atomic_load_relaxed (&d->n_jit_loaded),
-      };
+      tt_cl_stats s;
+      tp_device_stats (d, &s);
       if (size_ret)
         *size_ret = sizeof s;
       if (value != NULL)

@@ -6,8 +6,8 @@
  * from (TEAMS_POCL_MAJOR, TEAMS_POCL_MINOR; configure refuses any other) and
  * the facts configure read off the installed PoCL.  Each entry below says
  * what the driver needs, and which release changed it; the struct layouts
- * themselves are PoCL's headers', re-checked at run time (driver.c
- * abi_check, queue.c check_command_abi).
+ * themselves are PoCL's headers', re-checked at run time (abi.c:
+ * tp_abi_check_device, tp_abi_check_command).
  *
  *   what                     3.1                6.0                7.1
  *   node state (ours)        node->ready        node->ready        node->state

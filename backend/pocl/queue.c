@@ -1,4 +1,6 @@
-/* teams PoCL driver: who runs a command, and when.
+/* teams PoCL driver: the scheduler -- which thread runs a listed command,
+ * and when: the ready list, its runners and the waits (its state:
+ * queue.h; the progress thread: progress.c; the counters: counters.c).
  *
  * Protocol
  * ========
@@ -13,18 +15,16 @@
  * that never ends).  The hand-offs, not the work, are what a short command
  * costs elsewhere (docs/measurements.md, "The PoCL driver's queue").
  *
- * Submit (auto mode, the default; docs/protocol.md item 36).  Lazy, but a kernel
- * launch that is ready at submit, predicted to end within the grace period
- * (resolve.c, Launch history) and with no argument the host may write
- * while it runs (run.c, tp_run_now_ok), runs at once in the submitting
- * thread when the scheduler is idle: claim_now takes the right to run
- * listed commands under sched.lock, its event still locked, only when
- * nothing is listed and nobody holds that right, so it is the next command
- * in list order anyway; run_claimed runs it and its chain (empty: nothing
- * can wait for an event not yet returned to the program).  Deferred, each
- * command of a burst of short launches waited, cold and behind a
- * dependency on the one before, for the clFinish; run at once it costs
- * what PoCL's synchronous basic driver pays.
+ * Submit (submit.c) decides what happens to a command at submit: run now,
+ * list it, or wait for its dependencies; tp_sched_submit carries that out
+ * here.  Run now (submit=auto; docs/protocol.md item 36): claim_now takes
+ * the right to run listed commands under sched.lock, the node's event
+ * still locked, only when nothing is listed and nobody holds that right,
+ * so it is the next command in list order anyway; run_claimed runs it and
+ * its chain (empty: nothing can wait for an event not yet returned to the
+ * program).  A command's way from tp_submit to the team passes each file
+ * of the driver once: submit.c, abi.c (the first command), resolve.c,
+ * queue.c, counters.c, memory.c (placement), run.c.
  *
  * Devices.  All teams devices of the process (POCL_DEVICES="teams teams",
  * and sub-devices, which share their parent's data) run on the one team,
@@ -55,14 +55,11 @@
  * pocl_update_event_complete, which takes the queue lock then the event
  * lock and calls notify (us) for dependents with two event locks held.
  *
- * The node's flags (TP_NODE_FLAGS: a field of the node that only drivers
- * read, pocl-compat.h), written only with the node's event locked
- * (docs/protocol.md item 31):
- *   TP_SUBMITTED  submit has run for the node;
- *   TP_FAILED     the node is failed instead of run (a dependency failed,
- *                 or no work-group function could be had);
- *   TP_LISTED     the node went to a runner (at most once);
- *   TP_JIT        the node holds a reference on its dlhandle cache entry.
+ * The node's flags (TP_NODE_FLAGS, teams-pocl.h: TP_SUBMITTED, TP_FAILED,
+ * TP_LISTED, TP_JIT), written only with the node's event locked
+ * (docs/protocol.md item 31): submit.c sets TP_SUBMITTED, and TP_FAILED or
+ * TP_JIT after resolving; notify sets TP_FAILED when a dependency failed;
+ * whoever lists the node sets TP_LISTED.
  * Who lists a node, and who then owns it: docs/protocol.md items 31-32.  notify
  * never runs or fails anything: PoCL 3.1's basic driver deadlocks running
  * commands there, and failing there would take the queue lock under two
@@ -82,33 +79,12 @@
  * look at the list under sched.lock before it stops being one, and to run
  * what it finds or hand it on: a thread in drain() (eager submitter,
  * waiter, progress thread), in a wait loop, or an auto submitter running
- * its claimed node (Submit), which hands on when it gives the right back.
+ * its claimed node (above), which hands on when it gives the right back.
  * So a push (list_locked) needs a wake-up only when there is no runner, and
  * a runner that leaves a non-empty list with no other runner arms the
  * progress thread (leave_locked).
  *
- * The progress thread and the grace period.  States (sched.progress_state):
- * SLEEPING (indefinite wait), GRACE (timed wait), RUNNING.  Arming wakes it
- * only from SLEEPING (one futex call) and puts it in GRACE: pushes during
- * GRACE or RUNNING cost nothing, so a tight enqueue+wait loop pays at most
- * one wake-up per grace period.  In GRACE the thread waits until grace_ns
- * after it was armed and after the host's last submit or push -- a burst of
- * enqueues is one unit, so 1000 enqueues and a clFinish run on the
- * finishing thread.  Submits count even when their command is not ready:
- * on an in-order queue only the first of a burst is listed at once, the
- * rest wait for their predecessor.  Submitters and pushes only change
- * sched.activity (touch(), no clock read); the thread notices a change when
- * it wakes, so a grace ends between one and two grace periods after the
- * last submit.  The wait is capped at TP_BURST_GRACES grace periods after
- * the thread first saw the list non-empty; then it runs what is still
- * listed (a waiter took it otherwise).  With nothing listed, or while a
- * runner exists (the runner runs the list or re-arms it), it lingers: it
- * stays in GRACE and looks again every grace period until the host has
- * been quiet for TP_LINGER_GRACES graces, and only then sleeps until
- * armed.  So a host that enqueues and waits in a loop finds it in GRACE at
- * every enqueue and pays no signal (a futex call that wakes a thread on
- * another core, on the enqueue path).  Arming signals after sched.lock is
- * released (kick_progress).
+ * The progress thread and the grace period: progress.c.
  *
  * Waiting without lost wake-ups (docs/protocol.md item 34).  finish_gen is
  * bumped (seq_cst) by notify_event_finished, which libpocl calls after the
@@ -121,73 +97,26 @@
  *
  * Rejected: a dispatcher thread that runs everything (pthread's model: a
  * hand-off per command); running commands inside notify (PoCL 3.1
- * deadlocks, see above); waking the progress thread at every push (a futex
- * call plus two context switches on another core per command); a progress
- * thread that polls while idle (it takes a core from the team); eager
- * submit as the default (an enqueue that blocks until its kernel ends hangs
- * programs whose kernels wait for the host: auto submit runs at once only
- * what cannot). */
-#include "teams-pocl.h"
+ * deadlocks, see above); eager submit as the default (an enqueue that
+ * blocks until its kernel ends hangs programs whose kernels wait for the
+ * host: auto submit runs at once only what cannot). */
+#include "queue.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define TP_SUBMITTED 1
-#define TP_FAILED 2
-#define TP_LISTED 4
-
-typedef enum run_by { BY_SUBMIT, BY_WAITER, BY_PROGRESS } run_by;
-
-enum { TP_PROGRESS_SLEEPING, TP_PROGRESS_GRACE, TP_PROGRESS_RUNNING };
-
-/* The scheduler: one per process, shared by every teams device (Devices,
- * above).  Set up by the first device's init (tp_sched_attach) and taken
- * down by the last one's uninit (tp_sched_detach); libpocl initialises and
- * uninitialises its devices one after another, under its own lock, and only
- * while no command exists, so `users` needs no lock of ours. */
-typedef struct tp_sched {
-  pthread_mutex_t lock;          /* what it guards: Locks, above */
-  pthread_cond_t waiters_cond;   /* threads blocked in join / wait_event */
-  pthread_cond_t progress_cond;  /* the progress thread (CLOCK_MONOTONIC) */
-  _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
-  _cl_command_node *ready_tail;
-  unsigned runners;              /* threads that will look at the list */
-  const void *exec_owner;        /* the thread running listed commands (its
-                                    tls_me address), NULL when none: one at
-                                    a time, in list order (Order, below) */
-  unsigned exec_depth;           /* its nested drains */
-  uint64_t list_epoch;           /* bumped when the list becomes non-empty */
-  uint64_t armed_at;             /* when the progress thread was last armed */
-  uint64_t grace_ns;             /* the first attached device's grace_us */
-  int progress_started;
-  int progress_state;            /* TP_PROGRESS_* */
-  int shutdown;
-  pthread_t progress;
-  unsigned users;                /* devices attached */
-
-  /* Read without the lock (see Waiting, and touch()). */
-  _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
-                                    waiters_cond; written under lock */
-  _Atomic unsigned finish_gen;   /* bumped after every finished command */
-  _Atomic uint64_t activity;     /* changes at every submit and push: the
-                                    host is still enqueuing (touch()) */
-} tp_sched;
-
-static tp_sched sched;
+tp_sched sched;
 
 /* One drain() in progress on this thread: who drains, the command that the
  * command this thread is running made ready first (its chain), and the
- * counts of one device not yet added to its counters.  Innermost first;
+ * counts not yet added to the counters (counters.c).  Innermost first;
  * NULL outside drain(). */
 typedef struct drain_frame {
   run_by by;
   _cl_command_node *next; /* the chain: at most one command */
-  tp_device *counted;     /* the device of ran, ndrange and groups (the
-                             first one counted), or NULL */
-  uint64_t ran, ndrange, groups; /* not yet added to counted->n_* */
+  tp_counts counts;
   struct drain_frame *outer;
 } drain_frame;
 
@@ -195,7 +124,7 @@ static __thread drain_frame *tls_frame;
 
 /* This thread's drain when a waiter or submitter runs it: the frame that
  * keeps a chain and sums the counters.  The progress thread's does neither
- * (see Chains, and Counters below): NULL then, and outside a drain. */
+ * (see Chains; counters.c, Counters): NULL then, and outside a drain. */
 static drain_frame *
 own_frame (void)
 {
@@ -203,138 +132,18 @@ own_frame (void)
   return f != NULL && f->by != BY_PROGRESS ? f : NULL;
 }
 
-/* The frame that may count a command of d: this thread's own, when it has
- * counted nothing yet or only d's. */
-static drain_frame *
-counting_frame (tp_device *d)
+/* The counts of this thread's own frame, or NULL: count at once. */
+static tp_counts *
+own_counts (void)
 {
   drain_frame *f = own_frame ();
-  if (f == NULL || (f->counted != NULL && f->counted != d))
-    return NULL;
-  f->counted = d;
-  return f;
+  return f != NULL ? &f->counts : NULL;
 }
 
 typedef enum push_how {
   PUSH_SELF, /* the pusher drains right after (eager submit) */
   PUSH_OTHER /* anyone else: lazy submit, notify */
 } push_how;
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* Counters (d->n_*).  A waiter or submitter counts in its drain frame and
- * adds the totals when the frame ends, before its wait or enqueue returns:
- * a program that reads them after its own wait sees exact values, and a
- * command costs no read-modify-write for them (docs/measurements.md, "The
- * PoCL driver's queue").
- * The progress thread adds at once: a waiter may see what it ran complete
- * at any moment. */
-static _Atomic uint64_t *
-run_counter (tp_device *d, run_by by)
-{
-  switch (by)
-    {
-    case BY_SUBMIT:
-      return &d->n_run_submit;
-    case BY_WAITER:
-      return &d->n_run_waiter;
-    default:
-      return &d->n_run_progress;
-    }
-}
-
-/* d: the command's device (counters are per device; a frame sums those
- * of one device, other devices' commands count at once). */
-static void
-count_run (tp_device *d, run_by by)
-{
-  drain_frame *f = counting_frame (d);
-  if (f != NULL)
-    f->ran++;
-  else
-    tt_atomic_fetch_add_relaxed (run_counter (d, by), 1);
-}
-
-void
-tp_count_ndrange (tp_device *d, size_t groups)
-{
-  drain_frame *f = counting_frame (d);
-  if (f != NULL)
-    {
-      f->ndrange++;
-      f->groups += groups;
-      return;
-    }
-  tt_atomic_fetch_add_relaxed (&d->n_ndrange, 1);
-  tt_atomic_fetch_add_relaxed (&d->n_groups, groups);
-}
-
-static void
-frame_flush (drain_frame *f)
-{
-  tp_device *d = f->counted;
-  if (d == NULL)
-    return;
-  if (f->ran)
-    tt_atomic_fetch_add_relaxed (run_counter (d, f->by), f->ran);
-  if (f->ndrange)
-    {
-      tt_atomic_fetch_add_relaxed (&d->n_ndrange, f->ndrange);
-      tt_atomic_fetch_add_relaxed (&d->n_groups, f->groups);
-    }
-  f->ran = f->ndrange = f->groups = 0;
-}
-
-static void *progress_main (void *arg);
-
-/* Precondition: sched.lock held.  Makes sure the progress thread will look
- * at the list within the grace period.  Returns 1 when the caller must call
- * kick_progress () after releasing sched.lock: the thread sleeps and needs a
- * signal.  Signalling after the unlock spares the woken thread a block on
- * sched.lock that the signaller still holds (two more futex calls, and on a
- * loaded machine a context switch, on the enqueue path). */
-static int
-arm_progress_locked (void)
-{
-  if (sched.shutdown)
-    return 0;
-  if (!sched.progress_started)
-    {
-      sched.progress_state = TP_PROGRESS_GRACE;
-      sched.armed_at = now_ns ();
-      if (pthread_create (&sched.progress, NULL, progress_main, NULL) != 0)
-        {
-          /* No thread: the commands still run when someone waits. */
-          fprintf (stderr, "teams: cannot start the progress thread; "
-                           "commands run only when waited for\n");
-          return 0;
-        }
-      sched.progress_started = 1;
-      return 0;
-    }
-  if (sched.progress_state == TP_PROGRESS_SLEEPING)
-    {
-      sched.progress_state = TP_PROGRESS_GRACE;
-      sched.armed_at = now_ns ();
-      return 1;
-    }
-  return 0;
-}
-
-/* Precondition: sched.lock not held; arm_progress_locked returned 1.  The
- * thread, when it wakes, reads its state under sched.lock (set to GRACE by the
- * arm): a signal that finds it not yet waiting is not needed. */
-static void
-kick_progress (void)
-{
-  pthread_cond_signal (&sched.progress_cond);
-}
 
 /* Every submit and push: tells the progress thread that the host is still
  * enqueuing.  The progress thread only compares the value with the one it
@@ -350,7 +159,8 @@ touch (void)
 
 /* Precondition: sched.lock held and the node's event locked (lock order
  * event -> sched.lock).  Appends the node and makes sure a runner will see
- * it (docs/protocol.md item 33).  Returns arm_progress_locked's answer (1: kick after the unlock). */
+ * it (docs/protocol.md item 33).  Returns tp_progress_arm_locked's answer
+ * (1: kick after the unlock). */
 static int
 list_locked (_cl_command_node *node, push_how how)
 {
@@ -373,7 +183,7 @@ list_locked (_cl_command_node *node, push_how how)
         pthread_cond_broadcast (&sched.waiters_cond);
       return 0;
     }
-  return arm_progress_locked ();
+  return tp_progress_arm_locked ();
 }
 
 /* Precondition: the node's event locked, sched.lock not held.  Marks the node
@@ -397,7 +207,7 @@ push (_cl_command_node *node, push_how how)
   int kick = list_locked (node, how);
   pthread_mutex_unlock (&sched.lock);
   if (kick)
-    kick_progress ();
+    tp_progress_kick ();
 }
 
 /* Precondition: sched.lock held. */
@@ -416,13 +226,13 @@ pop_locked (void)
 }
 
 /* Precondition: sched.lock held; the caller stops being a runner.  Returns 1
- * when the caller must kick_progress after the unlock. */
+ * when the caller must tp_progress_kick after the unlock. */
 static int
 leave_locked (void)
 {
   sched.runners--;
   if (sched.ready_head != NULL && sched.runners == 0)
-    return arm_progress_locked ();
+    return tp_progress_arm_locked ();
   return 0;
 }
 
@@ -449,10 +259,10 @@ run_node (_cl_command_node *node, run_by by)
       if (pending)
         tp_event_fail (ev);
       POclReleaseEvent (ev);
-      tt_atomic_fetch_add_relaxed (&d->n_failed, 1);
+      tp_count_failed (d);
       return;
     }
-  count_run (d, by);
+  tp_count_run (own_counts (), d, by);
   tp_place_command (node);
   if (node->type != CL_COMMAND_NDRANGE_KERNEL)
     {
@@ -464,7 +274,11 @@ run_node (_cl_command_node *node, run_by by)
    * memory for its arguments or a participant's scratch fails the event
    * instead of completing it (run.c). */
   pocl_update_event_running (ev);
-  if (tp_run_ndrange (d, node) == 0)
+  size_t groups = 0;
+  int rc = tp_run_ndrange (d, node, &groups);
+  if (groups > 0)
+    tp_count_ndrange (own_counts (), d, groups);
+  if (rc == 0)
     {
       POCL_UPDATE_EVENT_COMPLETE_MSG (ev, "Event Enqueue NDRange       ");
       return;
@@ -498,10 +312,10 @@ exec_busy_locked (void)
  * exec_owner and exec_depth set by the caller), that node and its chain
  * only.  Precondition: sched.lock held and the caller counted in
  * sched.runners; returns with sched.lock held. */
-static void
-drain_locked (run_by by, _cl_command_node *first)
+void
+tp_sched_drain_locked (run_by by, _cl_command_node *first)
 {
-  drain_frame f = { .by = by, .outer = tls_frame };
+  drain_frame f = { .by = by, .counts = { .by = by }, .outer = tls_frame };
   tls_frame = &f;
   _cl_command_node *n = first;
   while (n != NULL
@@ -534,7 +348,7 @@ drain_locked (run_by by, _cl_command_node *first)
             pthread_cond_broadcast (&sched.waiters_cond);
         }
     }
-  frame_flush (&f);
+  tp_count_flush (&f.counts);
   tls_frame = f.outer;
 }
 
@@ -543,40 +357,14 @@ drain (run_by by)
 {
   pthread_mutex_lock (&sched.lock);
   sched.runners++;
-  drain_locked (by, NULL);
+  tp_sched_drain_locked (by, NULL);
   int kick = leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
-    kick_progress ();
+    tp_progress_kick ();
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */
-
-/* The init check (driver.c) read the device struct; the first command
- * checks the command, event and queue structs the same way: fields libpocl
- * wrote must point at each other.  A mismatch here means a layout we do not
- * share, and nothing we could do next would be safe. */
-static _Atomic int commands_checked;
-
-static void
-check_command_abi (_cl_command_node *node, cl_command_queue cq)
-{
-  cl_event ev = node->sync.event.event;
-  if (ev == NULL || ev->command != node || ev->queue != cq
-      || cq->device == NULL || cq->device->ops != node->device->ops
-      || ev->status != CL_QUEUED)
-    {
-      fprintf (stderr,
-               "teams: PoCL ABI self-check failed on the first command "
-               "(command/event/queue layout): rebuild the teams driver "
-               "(backend/pocl) against the pocl-source package of the "
-               "installed %s version (built against %s)\n",
-               TEAMS_POCL_PACKAGE, TEAMS_POCL_PACKAGE_VERSION);
-      abort ();
-    }
-  /* Relaxed: a flag that only saves repeating an idempotent check. */
-  tt_atomic_store_relaxed (&commands_checked, 1);
-}
 
 /* Submit, submit=auto: a node claims the right to run listed commands
  * (exec_owner) when nothing is listed, nobody holds the right, and this
@@ -611,60 +399,31 @@ static void
 run_claimed (_cl_command_node *node)
 {
   pthread_mutex_lock (&sched.lock);
-  drain_locked (BY_SUBMIT, node);
+  tp_sched_drain_locked (BY_SUBMIT, node);
   int kick = leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
-    kick_progress ();
+    tp_progress_kick ();
 }
 
-/* Entered with the event locked (libpocl's submit contract); unlocks it. */
+/* Submit's decision (submit.c), carried out.  Entered with the node's event
+ * locked; unlocks it.  Every submit counts as the host's activity, listed
+ * or not (progress.c: a burst of enqueues is one unit). */
 void
-tp_submit (_cl_command_node *node, cl_command_queue cq)
+tp_sched_submit (_cl_command_node *node, tp_submit_how how)
 {
-  if (!tt_atomic_load_relaxed (&commands_checked))
-    check_command_abi (node, cq);
-  tp_device *d = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
   touch ();
-
-  /* Resolve the work-group function here, before the event can go
-   * RUNNING, as basic does; no compile but a kernel's first launch on a
-   * cold cache and built-in kernels (resolve.c). */
-  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
-    {
-      int r = tp_jit_resolve (d, node);
-      if (r > 0)
-        TP_NODE_FLAGS (node) |= TP_JIT;
-      else if (r < 0)
-        TP_NODE_FLAGS (node) |= TP_FAILED; /* no work-group function */
-    }
-
-  TP_NODE_FLAGS (node) |= TP_SUBMITTED;
-  int listed = 0;
-  if (!(TP_NODE_FLAGS (node) & TP_LISTED))
-    {
-      if (TP_NODE_FLAGS (node) & TP_FAILED)
-        listed = 1;
-      else if (pocl_command_is_ready (ev))
-        {
-          pocl_update_event_submitted (ev);
-          listed = 1;
-        }
-    }
-  int eager = d->set.submit == TP_SUBMIT_EAGER;
-  if (listed && !eager && d->set.submit == TP_SUBMIT_AUTO
-      && !(TP_NODE_FLAGS (node) & TP_FAILED) && tp_run_now_ok (d, node)
-      && claim_now (node))
+  if (how == TP_HOW_NOW && claim_now (node))
     {
       POCL_UNLOCK_OBJ (ev);
       run_claimed (node);
       return;
     }
-  if (listed)
-    push (node, eager ? PUSH_SELF : PUSH_OTHER);
+  if (how != TP_HOW_WAIT)
+    push (node, how == TP_HOW_DRAIN ? PUSH_SELF : PUSH_OTHER);
   POCL_UNLOCK_OBJ (ev);
-  if (listed && eager)
+  if (how == TP_HOW_DRAIN)
     drain (BY_SUBMIT);
 }
 
@@ -731,7 +490,7 @@ wait_until (done_fn done, void *what)
   sched.runners++;
   for (;;)
     {
-      drain_locked (BY_WAITER, NULL);
+      tp_sched_drain_locked (BY_WAITER, NULL);
       unsigned gen = tt_atomic_load_seq_cst (&sched.finish_gen);
       pthread_mutex_unlock (&sched.lock);
       int ok = done (what);
@@ -750,7 +509,7 @@ wait_until (done_fn done, void *what)
   int kick = leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
-    kick_progress ();
+    tp_progress_kick ();
 }
 
 void
@@ -777,102 +536,6 @@ tp_notify_event_finished (cl_event event)
       pthread_cond_broadcast (&sched.waiters_cond);
       pthread_mutex_unlock (&sched.lock);
     }
-}
-
-/* ---- the progress thread --------------------------------------------------------------- */
-
-static void
-timed_wait_until (uint64_t deadline)
-{
-  struct timespec ts = { (time_t)(deadline / 1000000000u),
-                         (long)(deadline % 1000000000u) };
-  pthread_cond_timedwait (&sched.progress_cond, &sched.lock, &ts);
-}
-
-static void *
-progress_main (void *arg)
-{
-  (void)arg;
-  /* What this thread saw, and when: the activity value (quiet_from: when
-   * it last changed) and the list's epoch (first_seen: when this thread
-   * first saw the list non-empty since it last was empty). */
-  uint64_t seen_activity = 0, quiet_from = 0;
-  uint64_t seen_epoch = 0, first_seen = 0;
-  pthread_mutex_lock (&sched.lock);
-  while (!sched.shutdown)
-    {
-      if (sched.progress_state == TP_PROGRESS_SLEEPING)
-        {
-          /* Arming wakes us. */
-          pthread_cond_wait (&sched.progress_cond, &sched.lock);
-          continue;
-        }
-      uint64_t t = now_ns (), g = sched.grace_ns;
-      uint64_t act = tt_atomic_load_relaxed (&sched.activity);
-      if (act != seen_activity)
-        {
-          seen_activity = act;
-          quiet_from = t;
-        }
-      /* Lingering: while the host enqueued within the last TP_LINGER_GRACES
-       * graces, look again every grace instead of sleeping, so that the
-       * next push finds this thread in GRACE and costs no signal. */
-      int linger = t < quiet_from + (uint64_t)TP_LINGER_GRACES * g;
-      if (sched.runners > 0)
-        {
-          /* A runner owns the list (it re-arms us when it leaves with
-           * commands listed). */
-          if (linger)
-            {
-              sched.progress_state = TP_PROGRESS_GRACE;
-              timed_wait_until (t + g);
-            }
-          else
-            sched.progress_state = TP_PROGRESS_SLEEPING;
-          continue;
-        }
-      /* Due: grace after arming and after the host's last submit or push
-       * (as this thread saw it), capped at TP_BURST_GRACES graces after it
-       * saw the list non-empty. */
-      if (sched.list_epoch != seen_epoch)
-        {
-          seen_epoch = sched.list_epoch;
-          first_seen = t;
-        }
-      uint64_t due = sched.armed_at + g;
-      if (sched.ready_head != NULL)
-        {
-          uint64_t quiet = quiet_from + g;
-          uint64_t cap = first_seen + (uint64_t)TP_BURST_GRACES * g;
-          uint64_t list_due = quiet < cap ? quiet : cap;
-          if (list_due > due)
-            due = list_due;
-        }
-      if (t < due)
-        {
-          sched.progress_state = TP_PROGRESS_GRACE;
-          timed_wait_until (due);
-          continue;
-        }
-      if (sched.ready_head == NULL)
-        {
-          if (linger)
-            timed_wait_until (t + g);
-          else
-            sched.progress_state = TP_PROGRESS_SLEEPING;
-          continue;
-        }
-      sched.progress_state = TP_PROGRESS_RUNNING;
-      sched.runners++;
-      drain_locked (BY_PROGRESS, NULL);
-      sched.runners--;
-      /* Stay in GRACE for another period: pushes right after a burst find
-       * us awake. */
-      sched.progress_state = TP_PROGRESS_GRACE;
-      sched.armed_at = now_ns ();
-    }
-  pthread_mutex_unlock (&sched.lock);
-  return NULL;
 }
 
 /* Precondition (both): libpocl's device init lock (see tp_sched). */

@@ -10,11 +10,7 @@
  * tk->lock, and under it fns.lock (to find or enter the table's entry) or
  * jit.lock (to queue its build): wgfunc.h, Locks.  The first launch of a
  * specialisation new to the process runs the generic function, even if the
- * build lands meanwhile.
- *
- * Also kept per kernel object here: its launch history, from which submit
- * (submit=auto, queue.c) predicts whether a launch ends within the grace
- * period (Launch history, below). */
+ * build lands meanwhile. */
 #include "wgfunc.h"
 
 #include <stdlib.h>
@@ -32,6 +28,17 @@ specialisation_on (void)
       tt_atomic_store_relaxed (&v, x);
     }
   return x;
+}
+
+/* The kernel object's per-device state; NULL for a built-in kernel, whose
+ * data is basic's (driver.c). */
+static tp_kernel *
+kernel_of (_cl_command_node *node)
+{
+  cl_kernel k = node->command.run.kernel;
+  if (k->data == NULL || k->program->num_builtin_kernels > 0)
+    return NULL;
+  return k->data[node->program_device_i];
 }
 
 static tp_use *
@@ -64,13 +71,15 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
 {
   _cl_command_run *run = &node->command.run;
   cl_kernel k = run->kernel;
-  /* A built-in kernel's data is basic's (driver.c): never a tp_kernel. */
-  tp_kernel *tk = k->data != NULL && k->program->num_builtin_kernels == 0
-                      ? k->data[node->program_device_i]
-                      : NULL;
+  tp_kernel *tk = kernel_of (node);
   /* The generic function: built here at the kernel's first launch when
    * clCreateKernel found none on disk; without one, PoCL's path. */
   tp_fn *generic = tk != NULL ? tp_generic (tk, node) : NULL;
+  /* Where PoCL's kernel library prints each line itself, a kernel that
+   * prints runs on one participant (run.c, printf): read off its generic
+   * function's object, whichever function the launch runs. */
+  if (generic != NULL && generic->prints)
+    TP_NODE_FLAGS (node) |= TP_PRINTS;
   if (generic == NULL)
     {
       /* Defined built-in kernels (PoCL 7) are PoCL's host code (run.c). */
@@ -172,114 +181,4 @@ tp_jit_resolve (tp_device *d, _cl_command_node *node)
    * exit). */
   tp_compile_resume ();
   return 0;
-}
-
-/* ---- launch history (submit=auto) ------------------------------------------------ */
-
-/* Launch history.  Whether a ready launch may run at once in the thread
- * that submits it (queue.c, Submit) depends on its predicted cost: the
- * work-groups of this launch at the cost per work-group of the kernel
- * object's last timed launch, when that launch had the same by-value
- * arguments and local sizes (a loop count or a size among them changes
- * the cost) and at least half as many work-groups (a cost per group
- * measured on a small grid says little about a large one); otherwise the
- * cost is unknown.  A launch is timed (two clock reads around
- * tp_run_ndrange) whenever its cost was unknown, and every
- * TP_TIME_EVERY-th launch otherwise: the clock reads are a visible share
- * of an empty launch (docs/measurements.md, "The PoCL driver's queue"), and
- * a kernel whose cost per group grew with the same arguments (its data) is
- * noticed within that many launches.  Built-in kernels keep no history (no
- * tp_kernel): they never run at once. */
-#define TP_TIME_EVERY 16
-
-static tp_kernel *
-history_of (_cl_command_node *node)
-{
-  cl_kernel k = node->command.run.kernel;
-  if (k->data == NULL || k->program->num_builtin_kernels > 0)
-    return NULL;
-  return k->data[node->program_device_i];
-}
-
-/* A fingerprint (FNV-1a) of a launch's by-value arguments and local
- * sizes; never 0. */
-static uint64_t
-args_of (_cl_command_node *node)
-{
-  const pocl_kernel_metadata_t *meta = node->command.run.kernel->meta;
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned i = 0; i < meta->num_args; ++i)
-    {
-      const struct pocl_argument *al = &node->command.run.arguments[i];
-      const unsigned char *b = NULL;
-      size_t n = 0;
-      if (ARG_IS_LOCAL (meta->arg_info[i]))
-        {
-          b = (const unsigned char *)&al->size;
-          n = sizeof al->size;
-        }
-      else if (meta->arg_info[i].type == POCL_ARG_TYPE_NONE
-               && al->value != NULL)
-        {
-          b = al->value;
-          n = al->size;
-        }
-      for (size_t j = 0; j < n; ++j)
-        h = (h ^ b[j]) * 1099511628211ull;
-    }
-  return h != 0 ? h : 1;
-}
-
-/* The cost is known for a launch of `groups` with arguments `args`. */
-static int
-known (tp_kernel *tk, size_t groups, uint64_t args)
-{
-  return tt_atomic_load_relaxed (&tk->group_ns) != 0
-         && tt_atomic_load_relaxed (&tk->timed_args) == args
-         && groups <= 2 * tt_atomic_load_relaxed (&tk->timed_groups);
-}
-
-int
-tp_jit_time_this (_cl_command_node *node, size_t groups)
-{
-  tp_kernel *tk = history_of (node);
-  if (tk == NULL)
-    return 0;
-  uint32_t n = tt_atomic_load_relaxed (&tk->launches);
-  tt_atomic_store_relaxed (&tk->launches, n + 1);
-  return n + 1 >= TP_TIME_EVERY || !known (tk, groups, args_of (node));
-}
-
-void
-tp_jit_timed (_cl_command_node *node, uint64_t ns, size_t groups)
-{
-  tp_kernel *tk = history_of (node);
-  if (tk == NULL || groups == 0)
-    return;
-  uint64_t per = ns / groups;
-  tt_atomic_store_relaxed (&tk->group_ns, per > 0 ? per : 1);
-  tt_atomic_store_relaxed (&tk->timed_groups, groups);
-  tt_atomic_store_relaxed (&tk->timed_args, args_of (node));
-  tt_atomic_store_relaxed (&tk->launches, 0);
-}
-
-uint64_t
-tp_jit_predict_ns (_cl_command_node *node, size_t groups)
-{
-  tp_kernel *tk = history_of (node);
-  if (tk == NULL || !known (tk, groups, args_of (node)))
-    return UINT64_MAX;
-  uint64_t per = tt_atomic_load_relaxed (&tk->group_ns);
-  return per > UINT64_MAX / (groups ? groups : 1) ? UINT64_MAX
-                                                  : per * groups;
-}
-
-/* Whether node's kernel prints where PoCL's kernel library prints each
- * line itself (run.c, printf): read off its generic function's object. */
-int
-tp_jit_prints (_cl_command_node *node)
-{
-  tp_kernel *tk = history_of (node);
-  tp_fn *g = tk != NULL ? tt_atomic_load_acquire (&tk->generic) : NULL;
-  return g != NULL && g->prints;
 }

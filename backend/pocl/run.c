@@ -94,7 +94,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TP_ALIGN MAX_EXTENDED_ALIGNMENT
@@ -357,85 +356,24 @@ run_on_subteam (struct tp_launch *L, const tp_settings *set, size_t first,
     run_groups (L, 0, L->m);
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static size_t
-groups_of (const _cl_command_node *cmd)
-{
-  const struct pocl_context *pc = &cmd->command.run.pc;
-  return pc->num_groups[0] * pc->num_groups[1] * pc->num_groups[2];
-}
-
-/* Memory the host may write while a kernel runs, so that the kernel may
- * wait for it: a raw pointer (SVM, USM) or a buffer or image made with
- * CL_MEM_USE_HOST_PTR (PoCL's regression/test_infinite_loop and
- * tests/test-pocl-timing.c's gate kernel spin on such memory).  Other
- * memory changes only through commands, which cannot run while the
- * submitting thread runs this one. */
-static int
-host_may_write (_cl_command_node *cmd)
-{
-  const pocl_kernel_metadata_t *meta = cmd->command.run.kernel->meta;
-  for (unsigned i = 0; i < meta->num_args; ++i)
-    {
-      const struct pocl_argument *al = &cmd->command.run.arguments[i];
-      pocl_argument_type t = meta->arg_info[i].type;
-      if ((t != POCL_ARG_TYPE_POINTER && t != POCL_ARG_TYPE_IMAGE)
-          || ARG_IS_LOCAL (meta->arg_info[i]) || al->value == NULL)
-        continue;
-      if (t == POCL_ARG_TYPE_POINTER && TP_ARG_IS_RAW_PTR (al))
-        return 1;
-      cl_mem mem = *(cl_mem *)al->value;
-      while (mem->parent != NULL)
-        mem = mem->parent;
-      if (mem->flags & CL_MEM_USE_HOST_PTR)
-        return 1;
-    }
-  return 0;
-}
-
-/* submit=auto (queue.c, Submit): a ready ND-range runs at once in the
- * submitting thread when its kernel's history predicts it ends within the
- * grace period -- it then ends before the progress thread would have
- * started it under lazy submit, and holds the enqueue no longer -- and it
- * cannot be waiting for the host (host_may_write).  A first launch, a
- * built-in kernel and a sub-device's launch (which waits for the team
- * rather than run on a thread outside its participants) take the lazy
- * path. */
-int
-tp_run_now_ok (const tp_device *d, _cl_command_node *cmd)
-{
-  if (cmd->type != CL_COMMAND_NDRANGE_KERNEL
-      || cmd->device->parent_device != NULL)
-    return 0;
-  size_t m = groups_of (cmd);
-  return tp_jit_predict_ns (cmd, m) < d->set.grace_ns
-         && !host_may_write (cmd);
-}
-
 /* An ND-range command, run between RUNNING and COMPLETE by queue.c's
  * run_node (in place of pocl_exec_command, so that it can fail the event;
  * ops->run is NULL), on the thread queue.c chose; no lock held.  Returns
- * 0, or -1 when the command must fail (Failures, at the top).  Releases
- * the node's dlhandle reference (TP_JIT) either way. */
+ * 0, or -1 when the command must fail (Failures, at the top); *groups:
+ * the work-groups its region ran (0 when none ran: it failed before, or
+ * it was PoCL's host code), for run_node's counters.  Releases the node's
+ * dlhandle reference (TP_JIT) either way. */
 int
-tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
+tp_run_ndrange (tp_device *d, _cl_command_node *cmd, size_t *groups)
 {
   cl_kernel kernel = cmd->command.run.kernel;
   pocl_kernel_metadata_t *meta = kernel->meta;
   struct pocl_context *pc = &cmd->command.run.pc;
-  size_t m = groups_of (cmd);
+  size_t m = tp_ndrange_groups (cmd);
   int rc = 0;
+  *groups = 0;
   if (m == 0)
     goto out;
-  /* The launch history of submit=auto (resolve.c): some launches timed. */
-  uint64_t t0 = tp_jit_time_this (cmd, m) ? now_ns () : 0;
   /* A defined built-in kernel (PoCL 7) is PoCL's own host code, not
    * work-groups: it runs here, whole. */
   if (TP_IS_DEFINED_BUILTIN (kernel->program))
@@ -588,7 +526,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
   /* Where PoCL's kernel library prints each line itself, a kernel that
    * prints runs its groups in order on one participant, so that its output
    * comes in group order (see printf). */
-  int in_order = tp_jit_prints (cmd);
+  int in_order = (TP_NODE_FLAGS (cmd) & TP_PRINTS) != 0;
   if (cmd->device->parent_device != NULL)
     {
       size_t first, count;
@@ -609,10 +547,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd)
   tp_out_write (&out);
   if (tt_atomic_load_relaxed (&failed))
     rc = -1;
-  if (t0 != 0)
-    tp_jit_timed (cmd, now_ns () - t0, m);
-
-  tp_count_ndrange (d, m);
+  *groups = m;
 
 out_free:
   free (images);

@@ -1,8 +1,10 @@
 /* teams PoCL driver: internal contract between driver.c (registration, init,
- * ABI check, settings), queue.c (who runs which command, when: the
- * scheduler), run.c (an ND-range on the team), wgfunc.c, compile.c and
- * resolve.c (work-group functions: wgfunc.h), output.c (a launch's printf
- * output), memory.c (buffer placement) and subdev.c (sub-devices).
+ * settings), abi.c (the ABI self-check), submit.c (a command's submit: run
+ * now, list, or wait), queue.c, progress.c and counters.c (who runs a
+ * listed command, when: the scheduler, queue.h), run.c (an ND-range on the
+ * team), wgfunc.c, compile.c and resolve.c (work-group functions:
+ * wgfunc.h), output.c (a launch's printf output), memory.c (buffer
+ * placement) and subdev.c (sub-devices).
  *
  * Includes PoCL's private headers (extracted from pocl-source at configure
  * time) through our own config.h and pocl-compat.h, which keeps what
@@ -38,10 +40,10 @@ typedef enum tp_submit_mode {
    * returns only when the command is done. */
   TP_SUBMIT_EAGER = 1,
   /* lazy, but an ND-range that is ready at submit runs at once in the
-   * enqueuing thread when its kernel's launches so far say it ends within
+   * enqueuing thread when its kernel's loop record says it ends within
    * the grace period and none of its arguments is memory the host may
    * write while it runs, and no other command is listed or running
-   * (queue.c, Submit).  The default. */
+   * (submit.c, Submit).  The default. */
   TP_SUBMIT_AUTO = 2
 } tp_submit_mode;
 
@@ -106,6 +108,20 @@ void tp_free_mem_obj (cl_device_id device, cl_mem mem,
 /* Places the awaiting buffers of a command about to run (firsttouch). */
 void tp_place_command (_cl_command_node *node);
 
+/* ---- abi.c: the ABI self-check --------------------------------------------------- */
+/* After basic's init: NULL when the device struct reads back as libpocl
+ * wrote it, else the first field that does not (driver.c refuses the
+ * device); init is the ops' init that wrote it (ours). */
+const char *tp_abi_check_device (cl_device_id device,
+                                 cl_int (*init) (unsigned, cl_device_id,
+                                                 const char *));
+/* At the first command: aborts the process when the command, event and
+ * queue structs do not point at each other. */
+void tp_abi_check_command (_cl_command_node *node, cl_command_queue cq);
+/* Prints the refusal (what failed, and what to rebuild); `then` says what
+ * happens next ("the device is disabled"). */
+void tp_abi_refuse (const char *what, const char *running, const char *then);
+
 /* ---- per-device state ---------------------------------------------------------- */
 /* One teams device (device->data; its sub-devices share it).  The
  * scheduler that runs every device's commands is not here: queue.c owns
@@ -115,8 +131,10 @@ typedef struct tp_device {
   void *basic_data;        /* basic's device->data (printf buffer etc.) */
   tp_settings set;
 
-  /* Counters for tests and benchmarks (queue.c: exact once the thread that
-   * ran a command has left its drain; relaxed). */
+  /* Counters for tests and benchmarks: the n_run_*, n_failed, n_ndrange
+   * and n_groups counted through counters.c only (counters.c, Counters:
+   * exact once the thread that ran a command has left its drain), the
+   * work-group functions' by resolve.c and compile.c; relaxed. */
   _Atomic uint64_t n_run_submit;   /* commands run by the submitting thread */
   _Atomic uint64_t n_run_waiter;   /* ... by a thread waiting for them */
   _Atomic uint64_t n_run_progress; /* ... by the progress thread */
@@ -144,10 +162,31 @@ typedef struct tp_device {
   int record;                      /* TEAMS_POCL_RECORD_PARTICIPANTS=1 */
 } tp_device;
 
-/* A bit of the driver's node flags (TP_NODE_FLAGS; queue.c lists the
- * others): the node holds a reference on PoCL's dlhandle cache entry,
- * released after the run or the failure. */
-#define TP_JIT 8
+/* counters.c: d's counters as TT_CL_DEVICE_STATS reports them
+ * (teams-pocl-info.h). */
+struct tt_cl_stats;
+void tp_device_stats (const tp_device *d, struct tt_cl_stats *s);
+
+/* The node's flags (TP_NODE_FLAGS: a field of the node that only drivers
+ * read, pocl-compat.h), written only with the node's event locked
+ * (docs/protocol.md item 31; who sets each: queue.c, "The node's
+ * flags"). */
+#define TP_SUBMITTED 1 /* submit has run for the node */
+#define TP_FAILED 2    /* failed instead of run: a dependency failed, or no
+                          work-group function could be had */
+#define TP_LISTED 4    /* the node went to a runner (at most once) */
+#define TP_JIT 8       /* it holds a reference on PoCL's dlhandle cache
+                          entry, released after the run or the failure */
+#define TP_PRINTS 16   /* its kernel prints where PoCL's kernel library
+                          prints each line itself (resolve.c sets it) */
+
+/* An ND-range command's work-groups. */
+static inline size_t
+tp_ndrange_groups (const _cl_command_node *cmd)
+{
+  const struct pocl_context *pc = &cmd->command.run.pc;
+  return pc->num_groups[0] * pc->num_groups[1] * pc->num_groups[2];
+}
 
 /* ---- subdev.c: sub-devices ------------------------------------------------------ */
 /* Participants [*first, *first + *count) of the team that dev (a teams
@@ -164,8 +203,21 @@ void tp_subdev_fini (tp_device *d);
 void tp_record_ran (cl_device_id dev, const uint64_t *ran);
 void tp_record_take (cl_device_id dev, uint64_t *ran);
 
-/* ---- queue.c: the ops that decide where commands run ----------------------------- */
+/* ---- submit.c and queue.c: the ops that decide where commands run ------------- */
+/* submit.c: ops->submit. */
 void tp_submit (_cl_command_node *node, cl_command_queue cq);
+/* What submit decided for a node (submit.c, Submit). */
+typedef enum tp_submit_how {
+  TP_HOW_WAIT,  /* not ready, or listed already: nothing to do now */
+  TP_HOW_LIST,  /* list it for a waiter or the progress thread (lazy) */
+  TP_HOW_DRAIN, /* list it, then run the list in this thread (eager) */
+  TP_HOW_NOW    /* run it in this thread if the scheduler is idle, else
+                   as TP_HOW_LIST (auto) */
+} tp_submit_how;
+/* queue.c: carries out submit's decision; entered with the node's event
+ * locked (submit's contract), unlocks it. */
+void tp_sched_submit (_cl_command_node *node, tp_submit_how how);
+/* queue.c: the other ops. */
 void tp_notify (cl_device_id device, cl_event event, cl_event finished);
 void tp_flush (cl_device_id device, cl_command_queue cq);
 void tp_join (cl_device_id device, cl_command_queue cq);
@@ -178,9 +230,6 @@ void tp_notify_event_finished (cl_event event);
 int tp_sched_attach (const tp_device *d);
 void tp_sched_detach (void);
 
-/* Counts one ND-range of `groups` work-groups on d (run.c calls it). */
-void tp_count_ndrange (tp_device *d, size_t groups);
-
 /* ---- work-group functions without a stall at first launch (wgfunc.h) ------------ */
 /* wgfunc.c: ops->create_kernel and free_kernel. */
 int tp_create_kernel (cl_device_id device, cl_program program,
@@ -188,21 +237,10 @@ int tp_create_kernel (cl_device_id device, cl_program program,
 int tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                     unsigned program_device_i);
 /* resolve.c: sets the work-group function of an ND-range node at submit
- * (its event locked); returns 1 when the node holds a PoCL dlhandle
+ * (its event locked), and TP_PRINTS; returns 1 when the node holds a PoCL dlhandle
  * reference (TP_JIT), 0 when it holds none, -1 when no function could be
  * had (the command fails). */
 int tp_jit_resolve (tp_device *d, _cl_command_node *node);
-
-/* resolve.c: a kernel's launch history, for submit=auto (queue.c, Submit): whether to
- * time this launch of `groups` work-groups; the timed launch's cost; the
- * predicted cost of a launch of `groups` work-groups, UINT64_MAX when
- * unknown.  Called by the thread that runs (or submits) the command. */
-int tp_jit_time_this (_cl_command_node *node, size_t groups);
-void tp_jit_timed (_cl_command_node *node, uint64_t ns, size_t groups);
-uint64_t tp_jit_predict_ns (_cl_command_node *node, size_t groups);
-/* resolve.c: where PoCL's kernel library prints each line itself
- * (TP_PRINTF_SELF_CALL), whether node's kernel calls printf. */
-int tp_jit_prints (_cl_command_node *node);
 
 /* ---- output.c: a launch's printf output in work-group order ------------------------ */
 /* The launch's arena: records of (first group, length, bytes), allocated
@@ -220,13 +258,11 @@ void tp_out_chunk (struct tp_out *o, size_t group, const char *buf, uint32_t n);
 void tp_out_write (struct tp_out *o);
 
 /* ---- run.c: an ND-range command on the team ----------------------------------------- */
-/* submit=auto: whether the ND-range node, ready at submit, may run at once
- * in the submitting thread (queue.c, Submit).  Its event locked. */
-int tp_run_now_ok (const tp_device *d, _cl_command_node *node);
 /* Runs an ND-range command of device d (queue.c's run_node, between
  * RUNNING and COMPLETE: the only way an ND-range runs); 0, or -1 when
  * the command must fail (run.c, Failures).  Releases the node's dlhandle
- * reference (TP_JIT). */
-int tp_run_ndrange (tp_device *d, _cl_command_node *cmd);
+ * reference (TP_JIT).  *groups: the work-groups its region ran, which
+ * run_node counts (0 when none ran). */
+int tp_run_ndrange (tp_device *d, _cl_command_node *cmd, size_t *groups);
 
 #endif

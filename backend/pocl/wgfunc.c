@@ -459,10 +459,6 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
   tt_atomic_init (&tk->generic, generic_fn (&cmd, 0));
   pthread_mutex_init (&tk->lock, NULL);
   tt_atomic_init (&tk->spec, NULL);
-  tt_atomic_init (&tk->group_ns, 0);
-  tt_atomic_init (&tk->timed_groups, 0);
-  tt_atomic_init (&tk->timed_args, 0);
-  tt_atomic_init (&tk->launches, 0);
   kernel->data[program_device_i] = tk;
   return CL_SUCCESS;
 }

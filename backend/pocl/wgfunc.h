@@ -94,15 +94,6 @@ typedef struct tp_kernel {
    * cache) or by a launch (tp_generic, under lock, with a release store);
    * read with acquire.  NULL until then: the launches take PoCL's path. */
   _Atomic (tp_fn *) generic;
-  /* Launch history (submit=auto, resolve.c); relaxed: written by the
-   * thread that runs a launch, read at submit, and a stale value costs at
-   * most one launch run lazily, or one run at once that the next timed
-   * launch corrects. */
-  _Atomic uint64_t group_ns;      /* ns per work-group of the last timed
-                                     launch; 0 until one was timed */
-  _Atomic uint64_t timed_groups;  /* that launch's work-groups */
-  _Atomic uint64_t timed_args;    /* its by-value arguments' fingerprint */
-  _Atomic uint32_t launches;      /* launches since */
 } tp_kernel;
 
 /* A build for the compile thread (compile.c); allocated by the launch that

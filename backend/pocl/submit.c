@@ -1,0 +1,125 @@
+/* teams PoCL driver: submit (ops->submit, tp_submit) -- what happens to a
+ * command when libpocl hands it over, decided here and nowhere else: run it
+ * now in the submitting thread, list it and run the list here (eager), list
+ * it for a waiter or the progress thread (lazy), or leave it until its
+ * dependencies end (its notify lists it).  queue.c carries the decision
+ * out (tp_sched_submit), in one call.
+ *
+ * Submit (submit=auto, the default; docs/protocol.md item 36).  Lazy, but a
+ * kernel launch that is ready at submit, predicted to end within the grace
+ * period, and with no argument the host may write while it runs
+ * (host_may_write), runs at once in the submitting thread when the
+ * scheduler is idle: queue.c's claim_now takes the right to run listed
+ * commands only when nothing is listed and nobody holds that right, so it
+ * is the next command in list order anyway.  Deferred, each command of a
+ * burst of short launches waited, cold and behind a dependency on the one
+ * before, for the clFinish; run at once it costs what PoCL's synchronous
+ * basic driver pays.
+ *
+ * The prediction is the kernel's loop record, the one the team's way keeps
+ * for the region the launch will run (launcher/way.h; read through
+ * tt__foreach_range_last_ns): the last timed region's own time, under the
+ * key run.c's tt__foreach_range_site call will use -- the work-group
+ * function, the work-groups' count within a factor of two, the device's
+ * participants -- in the submitting thread's table, the thread that would
+ * run it.  No number means lazy: a loop this thread has not run (a
+ * kernel's first launch, or one the progress thread ran), a function
+ * swapped in since (compile.c), one participant (cu=1, a single
+ * work-group, a kernel that prints where PoCL prints each line: run.c,
+ * printf), a fixed TEAMS_RUN (the way then times nothing), a sub-device
+ * (it waits for the team rather than run on a thread outside its
+ * participants), a built-in kernel.  A wrong prediction costs time only: a
+ * kernel that cannot wait for the host ends whoever runs it.
+ *
+ * Rejected: a launch history of the driver's own beside the record (the
+ * driver timed every 16th launch around the region the way times already:
+ * two clocks, at different moments, for one number). */
+#include "teams-pocl.h"
+
+/* Memory the host may write while a kernel runs, so that the kernel may
+ * wait for it: a raw pointer (SVM, USM) or a buffer or image made with
+ * CL_MEM_USE_HOST_PTR (PoCL's regression/test_infinite_loop and
+ * tests/test-pocl-timing.c's gate kernel spin on such memory).  Other
+ * memory changes only through commands, which cannot run while the
+ * submitting thread runs this one. */
+static int
+host_may_write (_cl_command_node *cmd)
+{
+  const pocl_kernel_metadata_t *meta = cmd->command.run.kernel->meta;
+  for (unsigned i = 0; i < meta->num_args; ++i)
+    {
+      const struct pocl_argument *al = &cmd->command.run.arguments[i];
+      pocl_argument_type t = meta->arg_info[i].type;
+      if ((t != POCL_ARG_TYPE_POINTER && t != POCL_ARG_TYPE_IMAGE)
+          || ARG_IS_LOCAL (meta->arg_info[i]) || al->value == NULL)
+        continue;
+      if (t == POCL_ARG_TYPE_POINTER && TP_ARG_IS_RAW_PTR (al))
+        return 1;
+      cl_mem mem = *(cl_mem *)al->value;
+      while (mem->parent != NULL)
+        mem = mem->parent;
+      if (mem->flags & CL_MEM_USE_HOST_PTR)
+        return 1;
+    }
+  return 0;
+}
+
+/* submit=auto: whether a ready ND-range, its work-group function resolved,
+ * may run at once in this thread (Submit, above).  Its event locked. */
+static int
+now_ok (const tp_device *d, _cl_command_node *cmd)
+{
+  if (cmd->type != CL_COMMAND_NDRANGE_KERNEL
+      || cmd->device->parent_device != NULL
+      || cmd->command.run.kernel->program->num_builtin_kernels > 0)
+    return 0;
+  /* The key of run.c's run_on_team: p is the device's participants (a
+   * kernel that prints runs on one, whose record this key never finds). */
+  uint64_t ns = tt__foreach_range_last_ns (
+      cmd->command.run.wg, tp_ndrange_groups (cmd), d->set.grain,
+      d->set.participants, d->set.schedule);
+  return ns > 0 && ns < d->set.grace_ns && !host_may_write (cmd);
+}
+
+/* Entered with the event locked (libpocl's submit contract); queue.c
+ * unlocks it. */
+void
+tp_submit (_cl_command_node *node, cl_command_queue cq)
+{
+  tp_abi_check_command (node, cq);
+  tp_device *d = node->device->data; /* the command's device */
+  cl_event ev = node->sync.event.event;
+
+  /* Resolve the work-group function here, before the event can go
+   * RUNNING, as basic does; no compile but a kernel's first launch on a
+   * cold cache and built-in kernels (resolve.c). */
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
+    {
+      int r = tp_jit_resolve (d, node);
+      if (r > 0)
+        TP_NODE_FLAGS (node) |= TP_JIT;
+      else if (r < 0)
+        TP_NODE_FLAGS (node) |= TP_FAILED; /* no work-group function */
+    }
+
+  /* Listed now when ready or failed, unless notify listed it already
+   * (docs/protocol.md item 31). */
+  TP_NODE_FLAGS (node) |= TP_SUBMITTED;
+  tp_submit_how how = TP_HOW_WAIT;
+  if (!(TP_NODE_FLAGS (node) & TP_LISTED))
+    {
+      if (TP_NODE_FLAGS (node) & TP_FAILED)
+        how = TP_HOW_LIST;
+      else if (pocl_command_is_ready (ev))
+        {
+          pocl_update_event_submitted (ev);
+          how = TP_HOW_LIST;
+        }
+    }
+  if (how == TP_HOW_LIST && d->set.submit == TP_SUBMIT_EAGER)
+    how = TP_HOW_DRAIN;
+  else if (how == TP_HOW_LIST && d->set.submit == TP_SUBMIT_AUTO
+           && !(TP_NODE_FLAGS (node) & TP_FAILED) && now_ok (d, node))
+    how = TP_HOW_NOW;
+  tp_sched_submit (node, how);
+}
