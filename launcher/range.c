@@ -359,15 +359,17 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
 
 /* tt__foreach_range_last_ns (teams-driver.h): the record that
  * tt__foreach_range_site would find for this call on this thread, looked
- * at and not taken: the same key (site, n's class, p as the call clips it),
- * no record made or taken over.  A region of one participant, or under a
- * fixed way, keeps no number (way.c): 0. */
+ * at and not taken: the same key (site, n's class, p as the call clips it
+ * to the range), no record made or taken over.  p is not clipped to the
+ * team: that would start the team, or restart it after a resize, from a
+ * caller that may hold other locks (the driver's submit holds an event's);
+ * a p larger than the team finds no record.  A region of one participant,
+ * or under a fixed way, keeps no number (way.c): 0. */
 uint64_t tt__foreach_range_last_ns(const void *site, size_t n, size_t grain,
                                    size_t p, tt_schedule schedule) {
   size_t unit, units, pp;
   if (!site || n == 0 || tt_participant() >= 0 ||
-      tt__range_plan(n, grain, p, schedule, p > 1 ? tt_team_size() : 0, &unit,
-                     &units, &pp) != 0 ||
+      tt__range_plan(n, grain, p, schedule, 0, &unit, &units, &pp) != 0 ||
       pp < 2)
     return 0;
   const tt__loop *l = tt__loop_peek(tt__way_mine(), site, n, pp);

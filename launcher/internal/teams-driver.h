@@ -102,8 +102,8 @@ TT_INTERNAL int tt__foreach_range_site(const void *site,
  * launcher/way.h: the last timed region's own time, on whichever way it
  * ran); 0 when the record has no number: the thread has not run the loop,
  * its record was taken over, or its regions keep none (one participant, a
- * fixed TEAMS_RUN).  Reads only the calling thread's table; makes no
- * record. */
+ * fixed TEAMS_RUN), or p exceeds the team.  Reads only the calling
+ * thread's table; makes no record and never starts or resizes the team. */
 TT_INTERNAL uint64_t tt__foreach_range_last_ns(const void *site, size_t n,
                                                size_t grain, size_t p,
                                                tt_schedule schedule);
