@@ -20,10 +20,13 @@
  * docs/measurements.md, "Idle workers".
  *
  * Overcommitted (more of the team's threads awake than CPUs, the caller
- * counted as one): a spinner would take a CPU that a participant with work
- * needs, so an idle worker sleeps at once and the holder's wait yields at
- * once.  The count is structural, as Go's cap on spinning Ms against idle
- * Ps is (runtime/proc.go, wakep): no constant.
+ * counted as one, and so are the CPUs that the process's other threads --
+ * OpenMP's, spinning between its regions -- kept busy at the lending
+ * thread's last look, lend.c): a spinner would take a CPU that a
+ * participant with work, or OpenMP's next region, needs, so an idle worker
+ * sleeps at once and the holder's wait yields at once.  The count is
+ * structural, as Go's cap on spinning Ms against idle Ps is
+ * (runtime/proc.go, wakep): no constant.
  *
  * Yielding.  An idle worker does not yield while it spins.  A yield hands
  * the CPU to whichever thread wants it, and next to another process's
@@ -88,7 +91,9 @@ static bool beside_holder(void) {
 }
 
 bool tt__overcommitted(void) {
-  return (size_t)tt_atomic_load_relaxed(&tt__the_team.awake) + 1 > tt__the_team.cpus;
+  return (size_t)tt_atomic_load_relaxed(&tt__the_team.awake) + 1 +
+             tt_atomic_load_relaxed(&tt__the_team.others_busy) >
+         tt__the_team.cpus;
 }
 
 uint64_t tt__yield_threshold_ns(void) {

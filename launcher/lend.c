@@ -33,13 +33,19 @@
  * KMP_BLOCKTIME=infinite) counts as one that never sleeps: no trial of that
  * length could pay for itself.
  *
- * Whether OpenMP's threads spin now (tt__lend_spinning), which decides
- * whether a first lent trial would wake them: the process's threads other
- * than the caller used at least half a CPU since the last look, while none
- * of the team's workers is awake (with one awake it cannot tell, and says
- * no).  A look reads two CPU clocks (a system call each) and comes at most
- * once a millisecond; from the process's first thread only, the one that
- * lends, whose statics these are. */
+ * Whether OpenMP's threads spin now (tt__lend_spinning), which picks the
+ * lent way's constant (way.c): the process's threads other than the caller
+ * and the team's workers used at least half a CPU since the last look.
+ * How many CPUs they used goes to team.others_busy, which the idle rule
+ * counts (idle.c, "Overcommitted"): the team's workers do not spin beside
+ * OpenMP's spinners, each set taking the CPUs the other's next region
+ * needs.  A look reads the process's and the caller's CPU clock and, made
+ * with the team held (after a region on it: the workers cannot go away),
+ * each worker's (a system call each); without the team, only while no
+ * worker is awake.  It comes at most once a millisecond, and less often
+ * where the clocks cost more than 1/TT__OVERHEAD_DIV of the time between
+ * looks; from the process's first thread only, the one that lends, whose
+ * statics these are. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -102,17 +108,30 @@ uint64_t tt__lend_spin_ns(void) {
   return ns > 1000000000u ? 0 : ns;
 }
 
-bool tt__lend_spinning(void) {
-  static uint64_t at, others_at;
+bool tt__lend_spinning(bool held) {
+  static uint64_t at, every = 1000000;
+  static bool held_at;
+  static int64_t others_at;
   static bool spinning;
+  tt__team *T = &tt__the_team;
+  size_t n = held ? tt__team_size() : 0;
   uint64_t now = tt__now_ns();
-  if (now - at < 1000000)
+  if (now - at < every || (!held && tt_atomic_load_relaxed(&T->awake) > 0))
     return spinning;
-  uint64_t others = tt__cpu_time_ns(true) - tt__cpu_time_ns(false);
-  spinning = at && tt_atomic_load_relaxed(&tt__the_team.awake) == 0 &&
-             others - others_at >= (now - at) / 2;
+  int64_t others = (int64_t)tt__cpu_time_ns(true) - (int64_t)tt__cpu_time_ns(false);
+  for (size_t i = 1; i < n; i++)
+    others -= (int64_t)tt__clock_ns(T->workers[i].clock);
+  uint64_t look = tt__now_ns() - now;
+  every = look * TT__OVERHEAD_DIV > 1000000 ? look * TT__OVERHEAD_DIV : 1000000;
+  /* the workers' clocks count only in looks made with the team held */
+  int64_t used = at && held == held_at ? others - others_at : 0,
+          span = (int64_t)(now - at);
+  spinning = at && used >= span / 2;
+  tt_atomic_store_relaxed(&T->others_busy,
+                          used > 0 ? (uint32_t)((2 * used + span) / (2 * span)) : 0);
   at = now;
   others_at = others;
+  held_at = held;
   return spinning;
 }
 
@@ -150,8 +169,11 @@ size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     return 0;
   lent L = {f, ctx, m, p, mode, 0};
   /* No region of the team runs: a worker that ran a chunk of the last one
-   * must not spin on for this one (protocol 2, 19). */
+   * must not spin on for this one (protocol 2, 19); and OpenMP's n - 1
+   * threads are busy now and spin after it: the team's workers count them
+   * (idle.c, "Overcommitted") until the next look says otherwise. */
   tt_atomic_store_relaxed(&tt__the_team.running_gen, 0);
+  tt_atomic_store_relaxed(&tt__the_team.others_busy, (uint32_t)(n - 1));
   GOMP_parallel(lent_part, &L, (unsigned)n, 0);
   return n;
 }

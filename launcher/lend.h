@@ -25,8 +25,9 @@ size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
  * OpenMP runtime or it spins for longer than a second (lend.c). */
 uint64_t tt__lend_spin_ns(void);
 
-/* Whether OpenMP's threads spin now, as the process's CPU time says (lend.c).
+/* Whether OpenMP's threads spin now, as the process's CPU time says, and
+ * team.others_busy (lend.c); held: the caller holds the team.
  * Precondition: tt__lend_possible for the calling thread. */
-bool tt__lend_spinning(void);
+bool tt__lend_spinning(bool held);
 
 #endif

@@ -196,6 +196,7 @@ static int start_locked(int tid) {
   T->spin_fixed = set.set[TT__SET_SPIN_US];
   tt_atomic_store_relaxed(&T->linger_ns, T->spin_ns);
   tt_atomic_store_relaxed(&T->probed, false);
+  tt_atomic_store_relaxed(&T->others_busy, 0);
   T->probes = 0;
   tt_atomic_store_relaxed(&T->probe_after, 0);
   T->yield_after_ns = tt__yield_threshold_ns();
@@ -256,6 +257,7 @@ static int start_locked(int tid) {
                "created %zu of %zu workers: %s", i - 1, n - 1, strerror(-rc));
       break;
     }
+    ws[i].clock = tt__thread_clock(ws[i].thread);
     made++;
   }
   free(cpus_of);

@@ -88,6 +88,18 @@ uint64_t tt__cpu_time_ns(bool process) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+clockid_t tt__thread_clock(pthread_t t) {
+  clockid_t id;
+  return pthread_getcpuclockid(t, &id) == 0 ? id : CLOCK_THREAD_CPUTIME_ID;
+}
+
+uint64_t tt__clock_ns(clockid_t id) {
+  struct timespec ts;
+  if (id == CLOCK_THREAD_CPUTIME_ID || clock_gettime(id, &ts) != 0)
+    return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int tt__pin_self(int cpu) {
   if (cpu < 0 || cpu >= CPU_SETSIZE)
     return -EINVAL;

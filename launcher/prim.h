@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Sleep while *word == val (returns at once if it differs, on a wake-up, or
  * spuriously: callers re-check).  Private futex: the word lives in one
@@ -36,6 +37,9 @@ uint64_t tt__now_ns(void);
 /* CPU time, ns, that the whole process (process true) or the calling
  * thread has used. */
 uint64_t tt__cpu_time_ns(bool process);
+/* Thread t's CPU-time clock (tt__clock_ns reads it; 0 when it cannot). */
+clockid_t tt__thread_clock(pthread_t t);
+uint64_t tt__clock_ns(clockid_t id);
 
 /* Spin-wait hint for the core (pause on x86, yield on arm). */
 static inline void tt__cpu_relax(void) {

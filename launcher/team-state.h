@@ -99,6 +99,7 @@ typedef struct tt__worker {
   uint32_t sat_out_gen;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
+  clockid_t clock; /* its CPU-time clock (lend.c's look) */
   size_t id;
   int cpu;
 } tt__worker;
@@ -196,6 +197,11 @@ typedef struct tt__team {
    * Read by spinning workers to tell an overcommitted machine (protocol
    * 19). */
   _Alignas(TT_CACHE_PAD) _Atomic size_t awake;
+  /* CPUs that the process's other threads (not a caller, not the team's:
+   * OpenMP's, spinning between its regions) kept busy at the last look
+   * (lend.c, tt__lend_spinning), counted by the overcommit rule (protocol
+   * 19).  Written by the lending thread, read by workers: a relaxed hint. */
+  _Atomic uint32_t others_busy;
 } tt__team;
 
 extern tt__team tt__the_team;

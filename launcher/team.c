@@ -81,7 +81,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   tt__way_state st = {0, false, false};
   st.spinning = tt_atomic_load_relaxed(&tt__the_team.awake);
   st.can_lend = !all && tt__lend_possible(me, p);
-  st.omp_spins = st.can_lend && tt__lend_spinning();
+  st.omp_spins = st.can_lend && tt__lend_spinning(false);
   tt__way_plan plan;
   tt__way_choose(&me->loops, all ? NULL : l, m, p, mode,
                  all ? TT__WAYS : fixed_way(), &st, &plan);
@@ -141,6 +141,8 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     tt__run_parallel(me, f, ctx, m, p,
                      all && mode == TT__MODE_STATIC ? TT__MODE_STATIC_PLACED : mode,
                      wake, plan.timed ? &own : NULL);
+    if (st.can_lend) /* with the workers' clocks (lend.c) */
+      tt__lend_spinning(true);
   }
   tt__release();
   if (plan.timed) {

@@ -30,13 +30,15 @@
  *                  D = s A + wake_lat done by then
  *                  static: A + E / p when a sleeper comes before the caller
  *                  has run its own chunk, else k wake_call + (k + 1) E / p
- *   lent           lend[spinning] + E / p
+ *   lent           lend + E / p, only while OpenMP's threads spin (a cold
+ *                  pool costs a wake-up as the team's workers do, and then
+ *                  spins beside them)
  * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
  * starts at once) and gives E; until the probe has measured `fork` (no
- * worker ran yet), a loop with its E runs on the caller alone; lending, where possible, is tried once per
- * state of OpenMP's threads, when the team would win.  Trials are counted
+ * worker ran yet), a loop with its E runs on the caller alone; lending,
+ * where possible, is tried once when the team would win.  Trials are counted
  * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
  * once the loop has spent TT__OVERHEAD_DIV times its predicted excess
  * (its measured one, when the try cost more than predicted).
@@ -62,9 +64,9 @@
 
 #define NONE TT__WAYS
 /* Sleeping after a gap of at least SPIN_WORTH times what spinning saves
- * loses at most 1/SPIN_WORTH: the 10% by which a fixed way may beat the
- * rule. */
-#define SPIN_WORTH 10.0f
+ * loses at most 1/SPIN_WORTH of the loop's time: the runtime's own budget,
+ * as for its looks and trials. */
+#define SPIN_WORTH ((float)TT__OVERHEAD_DIV)
 /* The longest a worker spins on the model's word: longer gaps are another
  * program phase (a scheduler's time slice, EEVDF's 3 ms at most). */
 #define LINGER_MAX_NS 3e6f
@@ -255,8 +257,12 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       plan->way = TT__WAY_TEAM;
       plan->wake = true;
     }
-    float lend = s->can_lend ? tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s) : 0;
-    if (s->can_lend && lend >= 0 && lend < best) {
+    /* Lent only to OpenMP's threads while they spin (lend.c): waking a
+     * cold pool costs what waking the team's workers does, and leaves a
+     * second set of spinners beside them. */
+    bool lendable = s->can_lend && s->omp_spins;
+    float lend = lendable ? tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s) : 0;
+    if (lendable && lend >= 0 && lend < best) {
       best = lend;
       plan->way = TT__WAY_LEND;
     }
@@ -269,7 +275,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     for (int i = 0; i < 2; i++) {
       tt__way x = kept[i];
       float cost = x == TT__WAY_TEAM ? team : lend;
-      if (x == TT__WAY_LEND && !s->can_lend)
+      if (x == TT__WAY_LEND && !lendable)
         continue;
       if (plan->way == x) {
         l->since[i] = 0;

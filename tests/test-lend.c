@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "team-internal.h"
+#include "team-state.h"
 #include "teams/team.h"
 
 #define MAX_M 256
@@ -184,3 +185,44 @@ static void never_lent(const char *run, const char *pin) {
 
 Test(lend, not_with_the_team_fixed, .timeout = 60) { never_lent("team", NULL); }
 Test(lend, not_for_a_pinned_team, .timeout = 60) { never_lent("openmp", "cores"); }
+
+/* The process's other threads -- OpenMP's spinners, here one thread that
+ * spins -- count in the overcommit rule: a look (lend.c) sets
+ * team.others_busy while it spins, whether the team's workers are awake
+ * (the look made with the team held reads their clocks) or asleep, and
+ * back to 0 once it stopped.  Nothing is timed against a limit: the loops
+ * run until they saw the value, 10 s at most. */
+static _Atomic int spin_stop;
+static void *spinner(void *arg) {
+  (void)arg;
+  while (!atomic_load(&spin_stop))
+    ;
+  return NULL;
+}
+static void busy_chunk(void *ctx, size_t c) {
+  (void)ctx;
+  (void)c;
+  uint64_t until = tt__now_ns() + 2000;
+  while (tt__now_ns() < until)
+    ;
+}
+static uint32_t regions_until(uint32_t want, bool at_least) {
+  uint64_t until = tt__now_ns() + 10000000000u;
+  uint32_t seen;
+  do {
+    cr_assert_eq(tt__team_run(busy_chunk, NULL, 64, 2, TT__MODE_GREEDY, NULL), 0);
+    seen = tt_atomic_load_relaxed(&tt__the_team.others_busy);
+  } while ((at_least ? seen < want : seen != want) && tt__now_ns() < until);
+  return seen;
+}
+Test(lend, openmps_spinning_threads_count_as_busy_cpus, .timeout = 60) {
+  region *r = team_of("2", 2, "", NULL);
+  free(r);
+  pthread_t t;
+  atomic_store(&spin_stop, 0);
+  cr_assert_eq(pthread_create(&t, NULL, spinner, NULL), 0);
+  cr_assert_geq(regions_until(1, true), 1, "a spinning thread never counted");
+  atomic_store(&spin_stop, 1);
+  pthread_join(t, NULL);
+  cr_assert_eq(regions_until(0, false), 0, "the stopped thread still counted");
+}
