@@ -336,6 +336,19 @@ static void run_region(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
     if (SYNC_ACTIVE(w) != 0)
       tt__wait_until(none_active, NULL);
   }
+  /* A worker woken that has not run yet (its wake_at still set) by the end
+   * of a flat region may be waiting on this CPU's run queue: the scheduler
+   * puts a woken thread beside its waker (idle.c, "Yielding"), where it
+   * runs only when the holder lets it, and a caller that never blocks
+   * never does (on the 2-core guest for milliseconds, every region handed
+   * to it run by the holder).  One yield, while the team is still held,
+   * lets it run, see its holder's CPU and move off it. */
+  if (!tree)
+    for (size_t c = 1; c < p; c++)
+      if (tt_atomic_load_relaxed(&T->workers[c].wake_at)) {
+        tt__yield();
+        break;
+      }
 }
 
 static void noop_chunk(void *ctx, size_t c) {

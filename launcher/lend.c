@@ -39,10 +39,10 @@
  * How many CPUs they used goes to team.others_busy, which the idle rule
  * counts (idle.c, "Overcommitted"): the team's workers do not spin beside
  * OpenMP's spinners, each set taking the CPUs the other's next region
- * needs.  A look reads the process's and the caller's CPU clock and, made
- * with the team held (after a region on it: the workers cannot go away),
- * each worker's (a system call each); without the team, only while no
- * worker is awake.  It comes at most once a millisecond, and less often
+ * needs.  A look reads the process's, the caller's and each worker's CPU
+ * clock (a system call each; the workers' clock ids copied at a look made
+ * with the team held, after a region on it, when the workers cannot go
+ * away).  It comes at most once a millisecond, and less often
  * where the clocks cost more than 1/TT__OVERHEAD_DIV of the time between
  * looks; from the process's first thread only, the one that lends, whose
  * statics these are. */
@@ -110,28 +110,42 @@ uint64_t tt__lend_spin_ns(void) {
 
 bool tt__lend_spinning(bool held) {
   static uint64_t at, every = 1000000;
-  static bool held_at;
   static int64_t others_at;
   static bool spinning;
+  /* The workers' clocks, copied at a look made with the team held (the
+   * workers cannot go away then) and read at every look: a clock of a
+   * worker gone since reads 0, and that look counts too much. */
+  static clockid_t *clocks;
+  static size_t nclocks, cap, counted;
   tt__team *T = &tt__the_team;
-  size_t n = held ? tt__team_size() : 0;
+  if (held && nclocks != tt__team_size()) {
+    size_t n = tt__team_size();
+    if (n > cap) {
+      clockid_t *c = realloc(clocks, n * sizeof *c);
+      if (c)
+        clocks = c, cap = n;
+    }
+    nclocks = n <= cap ? n : 0;
+    for (size_t i = 1; i < nclocks; i++)
+      clocks[i] = T->workers[i].clock;
+  }
   uint64_t now = tt__now_ns();
-  if (now - at < every || (!held && tt_atomic_load_relaxed(&T->awake) > 0))
+  if (now - at < every)
     return spinning;
   int64_t others = (int64_t)tt__cpu_time_ns(true) - (int64_t)tt__cpu_time_ns(false);
-  for (size_t i = 1; i < n; i++)
-    others -= (int64_t)tt__clock_ns(T->workers[i].clock);
+  for (size_t i = 1; i < nclocks; i++)
+    others -= (int64_t)tt__clock_ns(clocks[i]);
   uint64_t look = tt__now_ns() - now;
   every = look * TT__OVERHEAD_DIV > 1000000 ? look * TT__OVERHEAD_DIV : 1000000;
-  /* the workers' clocks count only in looks made with the team held */
-  int64_t used = at && held == held_at ? others - others_at : 0,
+  /* a delta only between looks that subtracted the same workers */
+  int64_t used = at && counted == nclocks ? others - others_at : 0,
           span = (int64_t)(now - at);
+  counted = nclocks;
   spinning = at && used >= span / 2;
   tt_atomic_store_relaxed(&T->others_busy,
                           used > 0 ? (uint32_t)((2 * used + span) / (2 * span)) : 0);
   at = now;
   others_at = others;
-  held_at = held;
   return spinning;
 }
 

@@ -30,15 +30,15 @@
  *                  D = s A + wake_lat done by then
  *                  static: A + E / p when a sleeper comes before the caller
  *                  has run its own chunk, else k wake_call + (k + 1) E / p
- *   lent           lend + E / p, only while OpenMP's threads spin (a cold
- *                  pool costs a wake-up as the team's workers do, and then
- *                  spins beside them)
+ *   lent           lend[spinning] + E / p
  * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
  * starts at once) and gives E; until the probe has measured `fork` (no
  * worker ran yet), a loop with its E runs on the caller alone; lending,
- * where possible, is tried once when the team would win.  Trials are counted
+ * where possible, is tried once per state of OpenMP's threads, when the
+ * team would win (the team's workers do not spin beside OpenMP's spinning
+ * threads: idle.c, "Overcommitted").  Trials are counted
  * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
  * once the loop has spent TT__OVERHEAD_DIV times its predicted excess
  * (its measured one, when the try cost more than predicted).
@@ -257,10 +257,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       plan->way = TT__WAY_TEAM;
       plan->wake = true;
     }
-    /* Lent only to OpenMP's threads while they spin (lend.c): waking a
-     * cold pool costs what waking the team's workers does, and leaves a
-     * second set of spinners beside them. */
-    bool lendable = s->can_lend && s->omp_spins;
+    bool lendable = s->can_lend;
     float lend = lendable ? tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s) : 0;
     if (lendable && lend >= 0 && lend < best) {
       best = lend;
@@ -354,11 +351,13 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   if (e > 0)
     follow(&l->work, l->work_s, &l->work_n, e);
 
-  if (ran == TT__WAY_TEAM && c->woken == 0 && l->work > 0 &&
+  if (ran == TT__WAY_TEAM && c->woken == 0 && e > 0 &&
       (plan->spinning > 0 || !plan->wake)) {
-    /* on spinning workers only: the model's miss is the loop's extra,
-     * at least -fork (what the formula can overcount) */
-    float x = ns - team_cost(l->work, false, plan->m, plan->p, plan->mode,
+    /* on spinning workers only: the model's miss for this region's own
+     * work (a loop whose work changes must not read the change as its
+     * extra) is the loop's extra, at least -fork (what the formula can
+     * overcount) */
+    float x = ns - team_cost(e, false, plan->m, plan->p, plan->mode,
                              plan->spinning);
     float lo = -get(&tt__the_costs.fork);
     x = x > lo ? x : lo;
