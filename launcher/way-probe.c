@@ -134,7 +134,9 @@ void tt__way_report(void) {
     if (!l->key)
       continue;
     fprintf(stderr,
-            "teams:   loop %p n<2^%u p=%u: work %.0f ns, team's extra %.0f ns\n",
-            l->key, l->size_class, l->p, (double)l->work, (double)l->extra);
+            "teams:   loop %p n<2^%u p=%u: work %.0f ns, team's extra %.0f ns "
+            "(%.0f with OpenMP's threads spinning)\n",
+            l->key, l->size_class, l->p, (double)l->work, (double)l->extra[0],
+            (double)l->extra[1]);
   }
 }

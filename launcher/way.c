@@ -15,7 +15,9 @@
  * woken worker), so a loaded machine, a vCPU that halts, a CPU set that
  * changed are followed without a rule that knows them.  A loop's one
  * measured correction is `extra`: what its regions on spinning workers
- * cost beyond the formula (its imbalance, its memory traffic).
+ * cost beyond the formula (its imbalance, its memory traffic), one for
+ * each state of OpenMP's threads (spinning, they take the CPUs the team's
+ * workers need).
  *
  * The formulas (E work, p participants, s of the p - 1 workers spinning,
  * k = p - 1 - s asleep, F(q) = fork (q - 1)):
@@ -191,16 +193,18 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
     return o > 0 ? o + e / (float)p : -1;
   }
   default:
-    return team_cost(e, wake, m, p, mode, s->spinning) + l->extra;
+    return team_cost(e, wake, m, p, mode, s->spinning) +
+           l->extra[s->can_lend && s->omp_spins];
   }
 }
 
 /* What spinning workers save the loop's next region: its best cost with
  * every worker asleep less its best cost with every worker spinning. */
-static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode) {
+static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode,
+                        bool omp) {
   float e = l->work;
-  float asleep = team_cost(e, true, m, p, mode, 0) + l->extra;
-  float spinning = team_cost(e, true, m, p, mode, p - 1) + l->extra;
+  float asleep = team_cost(e, true, m, p, mode, 0) + l->extra[omp];
+  float spinning = team_cost(e, true, m, p, mode, p - 1) + l->extra[omp];
   asleep = asleep < e ? asleep : e;
   spinning = spinning < e ? spinning : e;
   return asleep > spinning ? asleep - spinning : 0;
@@ -304,7 +308,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   t->ran[plan->way]++;
   /* the workers' spin after it (see "Spinning") */
   if (plan->way == TT__WAY_TEAM) {
-    float worth = SPIN_WORTH * spin_saves(l, m, p, mode);
+    float worth = SPIN_WORTH * spin_saves(l, m, p, mode, plan->omp_spins);
     worth = worth < LINGER_MAX_NS ? worth : LINGER_MAX_NS;
     plan->linger = t->gap <= worth ? (uint64_t)(2 * worth) : 0;
   }
@@ -361,7 +365,8 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                              plan->spinning);
     float lo = -get(&tt__the_costs.fork);
     x = x > lo ? x : lo;
-    follow(&l->extra, l->extra_s, &l->extra_n, x);
+    int o = plan->omp_spins;
+    follow(&l->extra[o], l->extra_s[o], &l->extra_n[o], x);
   } else if (ran == TT__WAY_LEND && l->work > 0) {
     float o = ns - l->work / (float)plan->p;
     tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);

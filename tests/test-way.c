@@ -117,7 +117,7 @@ Test(way, the_formulas) {
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000, 1e-2);
   /* the loop's extra is added to the team's ways */
-  l.extra = 700;
+  l.extra[0] = 700;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000 + 700, 1e-2);
   /* lending: not measured (-1), then lend + E/p */
@@ -231,7 +231,7 @@ Test(way, a_way_kept_out_is_measured_again_at_a_bounded_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   l->work = 20000;
-  l->extra = 40000; /* the team measured 50 us over its 10 */
+  l->extra[0] = 40000; /* the team measured 50 us over its 10 */
   double spent = 0, tried = 0, cost;
   unsigned trials = 0;
   for (int i = 0; i < 2000; i++) {
@@ -258,7 +258,7 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   l->work = 20000;
-  l->extra = 20000; /* its regions on the team measured dear */
+  l->extra[0] = 20000; /* its regions on the team measured dear */
   tt__way_state s = asleep(2);
   float pred = tt__way_predict(l, TT__WAY_TEAM, true, 64, 2, TT__MODE_GREEDY, &s);
   cr_assert_gt(pred, 20000); /* kept out */
