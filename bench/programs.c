@@ -12,7 +12,8 @@
  * fixed way is the one of team, serial and openmp with the lowest median,
  * and the seed's ratio is the default's median over that.  The report:
  * the ratio's distribution over seeds (median, p90, p99, max, and the
- * shares within 1.1x and 1.3x), each system's time over the best fixed,
+ * shares within 1.1x and 1.3x), the best fixed way's own spread over its
+ * rounds (the resolution of those ratios), each system's time over the best fixed,
  * how often each fixed way was the best, and the ten worst seeds with
  * their times and what their programs do, so that one can be replayed
  * (--seeds 1 --seed S, which also prints the program in full and its
@@ -158,6 +159,15 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
   }
   double med = quantile(q, n, 0.5), p90 = quantile(q, n, 0.9), p99 = quantile(q, n, 0.99),
          max = quantile(q, n, 1.0);
+  /* The resolution: the best fixed way's own spread over its rounds (its
+   * slowest round over its fastest), the same program and build each time. */
+  for (size_t i = 0; i < n; i++) {
+    char metric[64];
+    snprintf(metric, sizeof metric, "seed %zu", res[i].seed);
+    const bench_row *b = row_of(metric, systems[res[i].best]);
+    q[i] = bench_row_quantile(b, 0, 0, 1.0) / bench_row_quantile(b, 0, 0, 0.0);
+  }
+  double spread_med = quantile(q, n, 0.5), spread_p90 = quantile(q, n, 0.9);
   double s11 = n ? (double)within11 / (double)n : NAN, s13 = n ? (double)within13 / (double)n : NAN;
   qsort(res, n, sizeof *res, by_ratio_desc);
   size_t nworst = n < NWORST ? n : NWORST;
@@ -168,6 +178,8 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     printf("programs\tdefault/best\tmax over seeds\tx\t%.4g\t-\t-\n", max);
     printf("programs\tdefault/best\tseeds within 1.1x\tshare\t%.4g\t-\t-\n", s11);
     printf("programs\tdefault/best\tseeds within 1.3x\tshare\t%.4g\t-\t-\n", s13);
+    printf("programs\tbest fixed\tspread over rounds\tx\t%.4g\t%.4g\t-\n", spread_med,
+           spread_p90);
     for (int s = 0; s < NSYS; s++) {
       printf("programs\t%s\tover best fixed\tx\t%.4g\t%.4g\t-\n", systems[s], over[s][0],
              over[s][1]);
@@ -205,6 +217,9 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     printf("  within 1.1x on %.1f%% of seeds (target: >= 95%%), within 1.3x on %.1f%% "
            "(target: all)\n",
            100 * s11, 100 * s13);
+    printf("  the best fixed way's own spread over its rounds (slowest / fastest): "
+           "median %.3gx, p90 %.3gx\n",
+           spread_med, spread_p90);
     printf("%-10s %27s %12s\n", "", "time over the best fixed", "best fixed");
     printf("%-10s %9s %9s %9s %12s\n", "system", "median", "p90", "max", "on seeds");
     for (int s = 0; s < NSYS; s++) {
