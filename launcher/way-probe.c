@@ -135,8 +135,8 @@ void tt__way_report(void) {
       continue;
     fprintf(stderr,
             "teams:   loop %p n<2^%u p=%u: work %.0f ns, team's extra %.0f ns "
-            "(%.0f with OpenMP's threads spinning)\n",
-            l->key, l->size_class, l->p, (double)l->work, (double)l->extra[0],
-            (double)l->extra[1]);
+            "(%.0f woken; with OpenMP's threads spinning %.0f, %.0f woken)\n",
+            l->key, l->size_class, l->p, (double)l->work, (double)l->extra[0][0],
+            (double)l->extra[0][1], (double)l->extra[1][0], (double)l->extra[1][1]);
   }
 }

@@ -14,10 +14,11 @@
  * region that meets them (each wake is timed by the holder and by the
  * woken worker), so a loaded machine, a vCPU that halts, a CPU set that
  * changed are followed without a rule that knows them.  A loop's one
- * measured correction is `extra`: what its regions on spinning workers
- * cost beyond the formula (its imbalance, its memory traffic), one for
- * each state of OpenMP's threads (spinning, they take the CPUs the team's
- * workers need).
+ * measured correction is `extra`: what its regions on the team cost
+ * beyond the formula (its imbalance, its memory traffic, a wake-up slower
+ * for it than the constants say), one for each state a region meets: its
+ * workers all spinning or some woken, OpenMP's threads asleep or spinning
+ * (they then take the CPUs the team's workers need).
  *
  * The formulas (E work, p participants, s of the p - 1 workers spinning,
  * k = p - 1 - s asleep, F(q) = fork (q - 1)):
@@ -194,7 +195,7 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
   }
   default:
     return team_cost(e, wake, m, p, mode, s->spinning) +
-           l->extra[s->can_lend && s->omp_spins];
+           l->extra[s->can_lend && s->omp_spins][wake && s->spinning < p - 1];
   }
 }
 
@@ -203,8 +204,8 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
 static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode,
                         bool omp) {
   float e = l->work;
-  float asleep = team_cost(e, true, m, p, mode, 0) + l->extra[omp];
-  float spinning = team_cost(e, true, m, p, mode, p - 1) + l->extra[omp];
+  float asleep = team_cost(e, true, m, p, mode, 0) + l->extra[omp][1];
+  float spinning = team_cost(e, true, m, p, mode, p - 1) + l->extra[omp][0];
   asleep = asleep < e ? asleep : e;
   spinning = spinning < e ? spinning : e;
   return asleep > spinning ? asleep - spinning : 0;
@@ -288,6 +289,18 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
                      : l->since[i] >= TT__OVERHEAD_DIV * (cost - best);
       if (due && !plan->trial) {
         l->since[i] = 0;
+        /* The team's extras are what kept it out, and each is measured
+         * only by regions that met its state: forgotten, the trial
+         * measures the one of its own state, and its workers' spin lets
+         * the next regions measure the other (a bad sample otherwise keeps
+         * the workers asleep, and itself, for ever). */
+        if (x == TT__WAY_TEAM) {
+          int o = s->can_lend && s->omp_spins;
+          memset(l->extra[o], 0, sizeof l->extra[o]);
+          memset(l->extra_n[o], 0, sizeof l->extra_n[o]);
+          team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
+          cost = team;
+        }
         plan->kept = i + 1;
         plan->best = best;
         plan->pred = cost;
@@ -355,18 +368,19 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   if (e > 0)
     follow(&l->work, l->work_s, &l->work_n, e);
 
-  if (ran == TT__WAY_TEAM && c->woken == 0 && e > 0 &&
-      (plan->spinning > 0 || !plan->wake)) {
-    /* on spinning workers only: the model's miss for this region's own
-     * work (a loop whose work changes must not read the change as its
-     * extra) is the loop's extra, at least -fork (what the formula can
-     * overcount) */
-    float x = ns - team_cost(e, false, plan->m, plan->p, plan->mode,
+  if (ran == TT__WAY_TEAM && e > 0 && (c->woken > 0 || plan->spinning > 0 || !plan->wake)) {
+    /* the model's miss for this region's own work (a loop whose work
+     * changes must not read the change as its extra), in the state the
+     * region met, is the loop's extra for that state; at least what the
+     * formula can overcount (fork, and the wake when it woke workers) */
+    bool woken = c->woken > 0;
+    float x = ns - team_cost(e, woken, plan->m, plan->p, plan->mode,
                              plan->spinning);
-    float lo = -get(&tt__the_costs.fork);
+    float lo = -get(&tt__the_costs.fork) -
+               (woken ? get(&tt__the_costs.wake_call) + get(&tt__the_costs.wake_lat) : 0);
     x = x > lo ? x : lo;
     int o = plan->omp_spins;
-    follow(&l->extra[o], l->extra_s[o], &l->extra_n[o], x);
+    follow(&l->extra[o][woken], l->extra_s[o][woken], &l->extra_n[o][woken], x);
   } else if (ran == TT__WAY_LEND && l->work > 0) {
     float o = ns - l->work / (float)plan->p;
     tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);

@@ -42,13 +42,13 @@ typedef struct tt__loop {
   uint32_t p;
   uint8_t size_class;
   float work; /* ns of one region on the caller alone (0: not measured) */
-  /* the team's measured cost beyond the model's, on spinning workers, with
-   * OpenMP's threads asleep [0] or spinning [1] (they then take CPUs the
-   * team's workers need) */
-  float extra[2];
+  /* the team's measured cost beyond the model's, per state the region
+   * met: OpenMP's threads asleep or spinning [omp] (they then take CPUs the
+   * team's workers need), the workers all spinning or some woken [woken] */
+  float extra[2][2];
   /* the last three samples of each, whose median they are (way.c) */
-  float work_s[3], extra_s[2][3];
-  uint8_t work_n, extra_n[2];
+  float work_s[3], extra_s[2][2][3];
+  uint8_t work_n, extra_n[2][2];
   uint32_t skip; /* untimed regions before the next timed one */
   /* its predicted time since the team, lending, last ran it; a trial that
    * cost more than predicted starts it below 0 (way.c) */

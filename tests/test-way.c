@@ -117,7 +117,7 @@ Test(way, the_formulas) {
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000, 1e-2);
   /* the loop's extra is added to the team's ways */
-  l.extra[0] = 700;
+  l.extra[0][0] = l.extra[0][1] = 700;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000 + 700, 1e-2);
   /* lending: not measured (-1), then lend + E/p */
@@ -195,7 +195,8 @@ Test(way, the_work_follows_the_regions) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   tt__way_state s = asleep(2);
-  region(l, 64, 2, TT__MODE_GREEDY, &s, 3000, 2000, 0.5, 1, 0); /* the trial */
+  /* the trial: its worker woken late (its cost is the woken extra) */
+  region(l, 64, 2, TT__MODE_GREEDY, &s, 30000, 2000, 0.5, 1, 0);
   for (int i = 0; i < 40; i++)
     region(l, 64, 2, TT__MODE_GREEDY, &s, 1000, 0, 0, 0, 500);
   cr_assert_float_eq(l->work, 1000, 50, "work %f", (double)l->work);
@@ -231,7 +232,7 @@ Test(way, a_way_kept_out_is_measured_again_at_a_bounded_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   l->work = 20000;
-  l->extra[0] = 40000; /* the team measured 50 us over its 10 */
+  l->extra[0][0] = l->extra[0][1] = 40000; /* the team measured 50 us over its 10 */
   double spent = 0, tried = 0, cost;
   unsigned trials = 0;
   for (int i = 0; i < 2000; i++) {
@@ -258,7 +259,7 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   l->work = 20000;
-  l->extra[0] = 20000; /* its regions on the team measured dear */
+  l->extra[0][0] = l->extra[0][1] = 20000; /* its regions on the team measured dear */
   tt__way_state s = asleep(2);
   float pred = tt__way_predict(l, TT__WAY_TEAM, true, 64, 2, TT__MODE_GREEDY, &s);
   cr_assert_gt(pred, 20000); /* kept out */
