@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocks.h"
 #include "team-internal.h"
 
 /* ---- MPI launchers -------------------------------------------------------------- */

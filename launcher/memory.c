@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "blocks.h"
 #include "placement.h"
 #include "prim.h"
 #include "range.h"

@@ -106,17 +106,30 @@ size_t tt__range_default_grain(tt_schedule schedule, size_t n, size_t p) {
   return g ? g : 1;
 }
 
+/* What a range call and its plan compute first, the one place they do:
+ * the grain (the default for 0), the grains, p clipped to them (1 for an
+ * empty range); TT_EINVAL or TT_EOVERFLOW as tt_foreach_range returns
+ * them. */
+static int range_shape(size_t n, size_t *grain, size_t *p, tt_schedule schedule,
+                       size_t *grains) {
+  if (*p == 0 || (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
+    return TT_EINVAL;
+  if (*grain == 0)
+    *grain = tt__range_default_grain(schedule, n, *p);
+  if (n > SIZE_MAX - *grain)
+    return TT_EOVERFLOW;
+  *grains = n / *grain + (n % *grain != 0);
+  if (*p > *grains)
+    *p = *grains ? *grains : 1;
+  return 0;
+}
+
 int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
                    size_t team, size_t *unit, size_t *units, size_t *pp) {
-  if (p == 0 || (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
-    return TT_EINVAL;
-  if (grain == 0)
-    grain = tt__range_default_grain(schedule, n, p);
-  if (n > SIZE_MAX - grain)
-    return TT_EOVERFLOW;
-  size_t grains = n / grain + (n % grain != 0);
-  if (p > grains)
-    p = grains ? grains : 1;
+  size_t grains;
+  int rc = range_shape(n, &grain, &p, schedule, &grains);
+  if (rc)
+    return rc;
   if (team && p > team)
     p = team;
   *pp = p;
@@ -284,17 +297,12 @@ int tt_foreach_range(void (*f)(void *ctx, size_t begin, size_t end), void *ctx,
 
 int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
                            size_t grain, size_t p, tt_schedule schedule) {
-  if (!f || p == 0 || (unsigned)schedule > (unsigned)TT_SCHED_AUTO)
+  if (!f)
     return TT_EINVAL;
-  if (grain == 0)
-    grain = tt__range_default_grain(schedule, n, p);
-  if (n > SIZE_MAX - grain)
-    return TT_EOVERFLOW;
-  if (n == 0)
-    return 0;
-  size_t grains = n / grain + (n % grain != 0);
-  if (p > grains)
-    p = grains;
+  size_t grains;
+  int rc0 = range_shape(n, &grain, &p, schedule, &grains);
+  if (rc0 || n == 0)
+    return rc0;
   bool nested = tt_participant() >= 0;
   if (p > 1 && !nested) {
     size_t team = tt_team_size(); /* starts the team */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blocks.h"
 #include "team-internal.h"
 
 /* The grain tt_foreach_range uses for `schedule` when asked for grain 0
@@ -35,10 +36,5 @@ int tt__range_plan(size_t n, size_t grain, size_t p, tt_schedule schedule,
  * unpinned team, TEAMS_BLOCKS=contiguous, no team, p < 2).  The tables stay
  * valid until this thread asks for another p. */
 const uint32_t *tt__range_deal(size_t p, const uint32_t **owner);
-
-/* Participant c's block under deal (NULL: the identity). */
-static inline size_t tt__dealt(const uint32_t *deal, size_t c) {
-  return deal ? deal[c] : c;
-}
 
 #endif

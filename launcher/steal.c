@@ -31,8 +31,8 @@
 #include "steal.h"
 
 #include <string.h>
+#include "blocks.h"
 #include "prim.h"
-#include "range.h"
 #include "team-internal.h"
 #include "topology-view.h"
 

@@ -79,15 +79,6 @@ bool tt__participant_late(size_t i);
  * ran (0 < share <= 1), for the way's measure of the work (team.c). */
 void tt__region_share(double share);
 
-/* Block c of [0, n) split into p blocks balanced to within one (the first
- * n % p blocks are one longer): [*begin, *end).  Precondition: c < p. */
-static inline void tt__block(size_t n, size_t p, size_t c, size_t *begin,
-                             size_t *end) {
-  size_t q = n / p, r = n % p;
-  *begin = c * q + (c < r ? c : r);
-  *end = *begin + q + (c < r);
-}
-
 /* Tests of the generation wrap (docs/protocol.md items 16-18):
  * moves the generation counter forward so that `left` regions remain before
  * the next one wraps (0: the next region's word wraps and a resync runs
