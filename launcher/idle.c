@@ -45,8 +45,9 @@
  * runs the holder only when the holder is eligible), and the next region's
  * wake-up lets the scheduler place it again -- which, on those guests,
  * often puts it beside its waker again.  Not in sentinel mode, whose
- * worker spins by request and yields after yield_after_ns.  The check is a load of the thread's CPU (glibc
- * keeps it in the rseq area) at each clock look.  Where the spin hurts
+ * worker spins by request and yields after yield_after_ns.  The check is a
+ * load of the thread's CPU (glibc keeps it in the rseq area) at each clock
+ * look.  Where the spin hurts
  * this process's own threads (an OpenMP runtime's, between the team's
  * regions), the region's measured cost, gap included, says so, and the
  * way's choice (way.c) moves the region off the team.  Waits that serve

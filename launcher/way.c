@@ -262,9 +262,8 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       plan->way = TT__WAY_TEAM;
       plan->wake = true;
     }
-    bool lendable = s->can_lend;
-    float lend = lendable ? tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s) : 0;
-    if (lendable && lend >= 0 && lend < best) {
+    float lend = s->can_lend ? tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s) : 0;
+    if (s->can_lend && lend >= 0 && lend < best) {
       best = lend;
       plan->way = TT__WAY_LEND;
     }
@@ -277,7 +276,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     for (int i = 0; i < 2; i++) {
       tt__way x = kept[i];
       float cost = x == TT__WAY_TEAM ? team : lend;
-      if (x == TT__WAY_LEND && !lendable)
+      if (x == TT__WAY_LEND && !s->can_lend)
         continue;
       if (plan->way == x) {
         l->since[i] = 0;
