@@ -164,7 +164,7 @@ progress_main (void *arg)
         }
       sched.progress_state = TP_PROGRESS_RUNNING;
       sched.runners++;
-      tp_sched_drain_locked (BY_PROGRESS, NULL);
+      tp_sched_drain_locked (BY_PROGRESS);
       sched.runners--;
       /* Stay in GRACE for another period: pushes right after a burst find
        * us awake. */

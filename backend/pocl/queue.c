@@ -120,7 +120,26 @@ typedef struct drain_frame {
   struct drain_frame *outer;
 } drain_frame;
 
-static __thread drain_frame *tls_frame;
+/* This thread's part of the scheduler, in one thread-local struct: in a
+ * dlopen'ed library each function that names a thread-local variable pays a
+ * __tls_get_addr call per name, so a function takes the struct once (me()).
+ *   frame  the innermost drain in progress on this thread, NULL outside;
+ *   token  its address is the thread's mark in sched.exec_owner (Order). */
+typedef struct sched_thread {
+  drain_frame *frame;
+  char token;
+} sched_thread;
+
+static __thread sched_thread tls;
+
+/* The empty asm keeps GCC from computing &tls again at each use. */
+static inline sched_thread *
+me (void)
+{
+  sched_thread *t = &tls;
+  __asm__ ("" : "+r"(t));
+  return t;
+}
 
 /* This thread's drain when a waiter or submitter runs it: the frame that
  * keeps a chain and sums the counters.  The progress thread's does neither
@@ -128,7 +147,7 @@ static __thread drain_frame *tls_frame;
 static drain_frame *
 own_frame (void)
 {
-  drain_frame *f = tls_frame;
+  drain_frame *f = me ()->frame;
   return f != NULL && f->by != BY_PROGRESS ? f : NULL;
 }
 
@@ -175,7 +194,7 @@ list_locked (_cl_command_node *node, push_how how)
   sched.ready_tail = node;
   touch ();
 
-  if (how == PUSH_SELF || tls_frame != NULL)
+  if (how == PUSH_SELF || me ()->frame != NULL)
     return 0;
   if (sched.runners > 0)
     {
@@ -299,57 +318,65 @@ run_node (_cl_command_node *node, run_by by)
  * running an earlier one (another device's kernel on that buffer), and
  * the read saw the buffer half updated.  The owner's thread may nest
  * (an event callback that waits or enqueues eagerly). */
-static __thread char tls_me;
-
 static int
-exec_busy_locked (void)
+exec_busy_locked (sched_thread *t)
 {
-  return sched.exec_owner != NULL && sched.exec_owner != &tls_me;
+  return sched.exec_owner != NULL && sched.exec_owner != &t->token;
 }
 
-/* Runs listed commands until the list and this thread's chain are empty;
- * with `first` (Submit: a node this thread already owns the right to run,
- * exec_owner and exec_depth set by the caller), that node and its chain
- * only.  Precondition: sched.lock held and the caller counted in
- * sched.runners; returns with sched.lock held. */
-void
-tp_sched_drain_locked (run_by by, _cl_command_node *first)
+/* Runs n and then its chain (the first command each one made ready, pushed
+ * during run_node), no lock held. */
+static void
+run_chain (_cl_command_node *n, drain_frame *f, run_by by)
 {
-  drain_frame f = { .by = by, .counts = { .by = by }, .outer = tls_frame };
-  tls_frame = &f;
-  _cl_command_node *n = first;
-  while (n != NULL
-         || (first == NULL && !exec_busy_locked ()
-             /* The progress thread hands over to a waiter that came. */
-             && !(by == BY_PROGRESS && sched.runners > 1)
-             && (n = pop_locked ()) != NULL))
+  for (;;)
     {
-      if (n != first)
-        {
-          sched.exec_owner = &tls_me;
-          sched.exec_depth++;
-        }
+      run_node (n, by);
+      if ((n = f->next) == NULL)
+        break;
+      f->next = NULL;
+    }
+}
+
+/* Precondition: sched.lock held, a popped command and its chain run.  Gives
+ * back one level of the right to run listed commands. */
+static void
+end_exec_locked (void)
+{
+  if (--sched.exec_depth == 0)
+    {
+      sched.exec_owner = NULL;
+      /* Waiters that found the right taken sleep for it. */
+      if (sched.ready_head != NULL
+          && tt_atomic_load_seq_cst (&sched.sleeping) > 0)
+        pthread_cond_broadcast (&sched.waiters_cond);
+    }
+}
+
+/* Runs listed commands until the list and this thread's chain are empty.
+ * Precondition: sched.lock held and the caller counted in sched.runners;
+ * returns with sched.lock held. */
+void
+tp_sched_drain_locked (run_by by)
+{
+  sched_thread *t = me ();
+  drain_frame f = { .by = by, .counts = { .by = by }, .outer = t->frame };
+  t->frame = &f;
+  _cl_command_node *n;
+  while (!exec_busy_locked (t)
+         /* The progress thread hands over to a waiter that came. */
+         && !(by == BY_PROGRESS && sched.runners > 1)
+         && (n = pop_locked ()) != NULL)
+    {
+      sched.exec_owner = &t->token;
+      sched.exec_depth++;
       pthread_mutex_unlock (&sched.lock);
-      for (;;)
-        {
-          run_node (n, by);
-          /* The first command n made ready (pushed during run_node). */
-          if ((n = f.next) == NULL)
-            break;
-          f.next = NULL;
-        }
+      run_chain (n, &f, by);
       pthread_mutex_lock (&sched.lock);
-      if (--sched.exec_depth == 0)
-        {
-          sched.exec_owner = NULL;
-          /* Waiters that found the right taken sleep for it. */
-          if (sched.ready_head != NULL
-              && tt_atomic_load_seq_cst (&sched.sleeping) > 0)
-            pthread_cond_broadcast (&sched.waiters_cond);
-        }
+      end_exec_locked ();
     }
   tp_count_flush (&f.counts);
-  tls_frame = f.outer;
+  t->frame = f.outer;
 }
 
 static void
@@ -357,7 +384,7 @@ drain (run_by by)
 {
   pthread_mutex_lock (&sched.lock);
   sched.runners++;
-  tp_sched_drain_locked (by, NULL);
+  tp_sched_drain_locked (by);
   int kick = leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
@@ -375,15 +402,15 @@ drain (run_by by)
  * Returns 1 when claimed: the caller unlocks the event and calls
  * run_claimed. */
 static int
-claim_now (_cl_command_node *node)
+claim_now (sched_thread *t, _cl_command_node *node)
 {
   pthread_mutex_lock (&sched.lock);
   int ok = sched.ready_head == NULL && sched.exec_owner == NULL
-           && tls_frame == NULL && !sched.shutdown;
+           && t->frame == NULL && !sched.shutdown;
   if (ok)
     {
       TP_NODE_FLAGS (node) |= TP_LISTED;
-      sched.exec_owner = &tls_me;
+      sched.exec_owner = &t->token;
       sched.exec_depth = 1;
       sched.runners++;
     }
@@ -393,13 +420,19 @@ claim_now (_cl_command_node *node)
   return ok;
 }
 
-/* Runs a claimed node in this thread, then gives the right back.  No lock
- * held. */
+/* Runs a claimed node and its chain in this thread, then gives the right
+ * back: sched.lock taken once, at the end.  No lock held. */
 static void
-run_claimed (_cl_command_node *node)
+run_claimed (sched_thread *t, _cl_command_node *node)
 {
+  drain_frame f
+      = { .by = BY_SUBMIT, .counts = { .by = BY_SUBMIT }, .outer = NULL };
+  t->frame = &f; /* claim_now found none */
+  run_chain (node, &f, BY_SUBMIT);
   pthread_mutex_lock (&sched.lock);
-  tp_sched_drain_locked (BY_SUBMIT, node);
+  end_exec_locked ();
+  tp_count_flush (&f.counts);
+  t->frame = NULL;
   int kick = leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
@@ -414,10 +447,11 @@ tp_sched_submit (_cl_command_node *node, tp_submit_how how)
 {
   cl_event ev = node->sync.event.event;
   touch ();
-  if (how == TP_HOW_NOW && claim_now (node))
+  sched_thread *t = me ();
+  if (how == TP_HOW_NOW && claim_now (t, node))
     {
       POCL_UNLOCK_OBJ (ev);
-      run_claimed (node);
+      run_claimed (t, node);
       return;
     }
   if (how != TP_HOW_WAIT)
@@ -486,18 +520,23 @@ event_done (void *what)
 static void
 wait_until (done_fn done, void *what)
 {
+  /* Done already (a launch that ran at submit, the common clFinish): no
+   * runner needed here.  What is listed has a runner or the progress
+   * thread armed (list_locked). */
+  if (done (what))
+    return;
   pthread_mutex_lock (&sched.lock);
   sched.runners++;
   for (;;)
     {
-      tp_sched_drain_locked (BY_WAITER, NULL);
+      tp_sched_drain_locked (BY_WAITER);
       unsigned gen = tt_atomic_load_seq_cst (&sched.finish_gen);
       pthread_mutex_unlock (&sched.lock);
       int ok = done (what);
       pthread_mutex_lock (&sched.lock);
       if (ok)
         break;
-      if ((sched.ready_head == NULL || exec_busy_locked ())
+      if ((sched.ready_head == NULL || exec_busy_locked (me ()))
           && tt_atomic_load_seq_cst (&sched.finish_gen) == gen)
         {
           tt_atomic_fetch_add_seq_cst (&sched.sleeping, 1);

@@ -43,7 +43,7 @@ typedef struct tp_sched {
   _cl_command_node *ready_tail;
   unsigned runners;              /* threads that will look at the list */
   const void *exec_owner;        /* the thread running listed commands (its
-                                    tls_me address), NULL when none: one at
+                                    token), NULL when none: one at
                                     a time, in list order (queue.c,
                                     Order) */
   unsigned exec_depth;           /* its nested drains */
@@ -67,7 +67,7 @@ typedef struct tp_sched {
 extern tp_sched sched;
 
 /* queue.c: runs listed commands (its precondition: at its definition). */
-void tp_sched_drain_locked (run_by by, _cl_command_node *first);
+void tp_sched_drain_locked (run_by by);
 
 /* progress.c.  Precondition: sched.lock held.  Makes sure the progress
  * thread will look at the list within the grace period.  Returns 1 when

@@ -142,7 +142,30 @@ struct part {
   uint32_t printf_pos;
 };
 
-static __thread struct part tls_part;
+/* This thread's part of the launches, in one thread-local struct: in a
+ * dlopen'ed library each function that names a thread-local variable pays
+ * a __tls_get_addr call per name, so a function takes the struct once
+ * (me()).
+ *   part                 its view of its scratch (above);
+ *   launch_next, _end    its block of launch ids (next_launch_id);
+ *   named                named to PoCL's SIGFPE handler (cover_thread). */
+struct run_thread {
+  struct part part;
+  uint64_t launch_next, launch_end;
+  int named;
+};
+
+static __thread struct run_thread tls;
+
+/* The empty asm keeps GCC from computing &tls again at each use. */
+static inline struct run_thread *
+me (void)
+{
+  struct run_thread *t = &tls;
+  __asm__ ("" : "+r"(t));
+  return t;
+}
+
 /* Launch ids: unique per process.  A thread takes a block of
  * TP_LAUNCH_IDS ids from the shared counter when it has none left and
  * hands them out itself: one read-modify-write per 2^20 launches instead of
@@ -150,18 +173,17 @@ static __thread struct part tls_part;
  * means none. */
 #define TP_LAUNCH_IDS ((uint64_t)1 << 20)
 static _Atomic uint64_t launch_blocks;
-static __thread uint64_t tls_launch_next, tls_launch_end;
 
 static uint64_t
-next_launch_id (void)
+next_launch_id (struct run_thread *t)
 {
-  if (tls_launch_next == tls_launch_end)
+  if (t->launch_next == t->launch_end)
     {
-      tls_launch_next
+      t->launch_next
           = tt_atomic_fetch_add_relaxed (&launch_blocks, TP_LAUNCH_IDS) + 1;
-      tls_launch_end = tls_launch_next + TP_LAUNCH_IDS;
+      t->launch_end = t->launch_next + TP_LAUNCH_IDS;
     }
-  return tls_launch_next++;
+  return t->launch_next++;
 }
 
 /* Integer division traps (see the protocol): the thread ids named to
@@ -174,14 +196,12 @@ static struct {
   unsigned n;
   pthread_t id[TP_SIGFPE_THREADS];
 } named = { .lock = PTHREAD_MUTEX_INITIALIZER };
-static __thread int tls_named;
-
 /* Names the calling thread to PoCL's SIGFPE handler, once per thread and
  * once per id. */
 static void
-cover_thread (void)
+cover_thread (struct run_thread *t)
 {
-  if (tls_named)
+  if (t->named)
     return;
   pthread_t self = pthread_self ();
   pthread_mutex_lock (&named.lock);
@@ -194,12 +214,13 @@ cover_thread (void)
       tp_sigfpe_name_thread (self);
     }
   pthread_mutex_unlock (&named.lock);
-  tls_named = 1; /* named, or never will be (the ids are spent) */
+  t->named = 1; /* named, or never will be (the ids are spent) */
 }
 #else
 static inline void
-cover_thread (void)
+cover_thread (struct run_thread *t)
 {
+  (void)t;
 }
 #endif
 
@@ -259,10 +280,11 @@ note_ran (const struct tp_launch *L)
 static void
 run_groups (const struct tp_launch *L, size_t begin, size_t end)
 {
-  struct part *pt = &tls_part;
+  struct run_thread *t = me ();
+  struct part *pt = &t->part;
   if (pt->launch_id != L->id)
     {
-      cover_thread ();
+      cover_thread (t);
       if (L->ran != NULL)
         note_ran (L);
       if (part_setup (pt, L) != 0)
@@ -503,7 +525,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd, size_t *groups)
     .any_local = any_local,
     .local_bytes = local_bytes,
     .printf_cap = cmd->device->printf_buffer_size,
-    .id = next_launch_id (),
+    .id = next_launch_id (me ()),
     .ng0 = pc->num_groups[0],
     .ng1 = pc->num_groups[1],
     .m = m,
