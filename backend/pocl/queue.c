@@ -151,12 +151,12 @@ own_frame (void)
   return f != NULL && f->by != BY_PROGRESS ? f : NULL;
 }
 
-/* The counts of this thread's own frame, or NULL: count at once. */
+/* The counts of a frame, f this thread's innermost, or NULL: count at once
+ * (the progress thread's; see own_frame). */
 static tp_counts *
-own_counts (void)
+frame_counts (drain_frame *f)
 {
-  drain_frame *f = own_frame ();
-  return f != NULL ? &f->counts : NULL;
+  return f->by != BY_PROGRESS ? &f->counts : NULL;
 }
 
 typedef enum push_how {
@@ -255,11 +255,13 @@ leave_locked (void)
   return 0;
 }
 
-/* Runs or fails one popped node.  No lock held (see the protocol).  The node
- * is freed by libpocl when its event finishes: not touched afterwards. */
+/* Runs or fails one popped node, in drain frame f (this thread's
+ * innermost).  No lock held (see the protocol).  The node is freed by
+ * libpocl when its event finishes: not touched afterwards. */
 static void
-run_node (_cl_command_node *node, run_by by)
+run_node (_cl_command_node *node, drain_frame *f)
 {
+  run_by by = f->by;
   tp_device *d = node->device->data; /* the command's device */
   cl_event ev = node->sync.event.event;
   if (TP_NODE_FLAGS (node) & TP_FAILED)
@@ -281,7 +283,7 @@ run_node (_cl_command_node *node, run_by by)
       tp_count_failed (d);
       return;
     }
-  tp_count_run (own_counts (), d, by);
+  tp_count_run (frame_counts (f), d, by);
   tp_place_command (node);
   if (node->type != CL_COMMAND_NDRANGE_KERNEL)
     {
@@ -296,7 +298,7 @@ run_node (_cl_command_node *node, run_by by)
   size_t groups = 0;
   int rc = tp_run_ndrange (d, node, &groups);
   if (groups > 0)
-    tp_count_ndrange (own_counts (), d, groups);
+    tp_count_ndrange (frame_counts (f), d, groups);
   if (rc == 0)
     {
       POCL_UPDATE_EVENT_COMPLETE_MSG (ev, "Event Enqueue NDRange       ");
@@ -325,13 +327,14 @@ exec_busy_locked (sched_thread *t)
 }
 
 /* Runs n and then its chain (the first command each one made ready, pushed
- * during run_node), no lock held. */
+ * during run_node) in drain frame f, this thread's innermost; no lock
+ * held. */
 static void
-run_chain (_cl_command_node *n, drain_frame *f, run_by by)
+run_chain (_cl_command_node *n, drain_frame *f)
 {
   for (;;)
     {
-      run_node (n, by);
+      run_node (n, f);
       if ((n = f->next) == NULL)
         break;
       f->next = NULL;
@@ -371,7 +374,7 @@ tp_sched_drain_locked (run_by by)
       sched.exec_owner = &t->token;
       sched.exec_depth++;
       pthread_mutex_unlock (&sched.lock);
-      run_chain (n, &f, by);
+      run_chain (n, &f);
       pthread_mutex_lock (&sched.lock);
       end_exec_locked ();
     }
@@ -428,7 +431,7 @@ run_claimed (sched_thread *t, _cl_command_node *node)
   drain_frame f
       = { .by = BY_SUBMIT, .counts = { .by = BY_SUBMIT }, .outer = NULL };
   t->frame = &f; /* claim_now found none */
-  run_chain (node, &f, BY_SUBMIT);
+  run_chain (node, &f);
   pthread_mutex_lock (&sched.lock);
   end_exec_locked ();
   tp_count_flush (&f.counts);
