@@ -63,10 +63,10 @@ int tt__team_domains(size_t n, const char *synthetic, int *ids) {
   } else {
     int *cpus = malloc(n * sizeof *cpus);
     tt__topo *s = NULL;
-    rc = cpus ? tt__topology_choose_cpus(t, NULL, n, TT__PIN_NUMA, cpus)
+    rc = cpus ? tt__topology_choose_cpus(t, NULL, n, TT_PIN_NUMA, cpus)
               : TT_ENOMEM;
     if (rc == 0)
-      rc = tt__topology_snapshot(t, n, TT__PIN_NUMA, cpus, 1, &s);
+      rc = tt__topology_snapshot(t, n, TT_PIN_NUMA, cpus, 1, &s);
     if (rc == 0 && !s->pinned)
       rc = TT_ENOSYS;
     if (rc == 0)

@@ -73,7 +73,7 @@ bool tt__lend_possible(tt__thread *me, size_t p) {
 #else
   if (!GOMP_parallel || !omp_get_thread_num || !omp_get_num_threads ||
       !omp_get_max_threads || p >= tt_atomic_load_relaxed(&tt__the_team.tree_min) ||
-      tt_atomic_load_relaxed(&tt__the_team.pin) != TT__PIN_NONE)
+      tt_atomic_load_relaxed(&tt__the_team.pin) != TT_PIN_NONE)
     return false;
   if (!me->first)
     me->first = tt__first_thread() ? 1 : -1;

@@ -35,11 +35,6 @@
 #include "team-state.h"
 #include "way.h"
 
-/* tt_team_info.pinned is TEAMS_PIN's value, the same numbers inside. */
-_Static_assert(TT__PIN_NONE == (int)TT_PIN_NONE && TT__PIN_CORES == (int)TT_PIN_CORES &&
-                   TT__PIN_NUMA == (int)TT_PIN_NUMA,
-               "tt__pin and tt_pin agree");
-
 tt__team tt__the_team;
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
@@ -190,7 +185,8 @@ static int start_locked(int tid) {
   tt_atomic_store_relaxed(&T->run, (int)set.value[TT__SET_RUN]);
   tt_atomic_store_relaxed(&T->tree_min, (size_t)set.value[TT__SET_TREE_MIN]);
   T->tree_k = (size_t)set.value[TT__SET_TREE_K];
-  tt__pin pin = (tt__pin)set.value[TT__SET_PIN];
+  /* TEAMS_PIN's choices, none|cores|numa, are TT_PIN_*'s values */
+  tt_pin pin = (tt_pin)set.value[TT__SET_PIN];
   tt_atomic_store_relaxed(&T->pin, (int)pin);
   T->spin_ns = (uint64_t)set.value[TT__SET_SPIN_US] * 1000u;
   T->spin_fixed = set.set[TT__SET_SPIN_US];
@@ -216,7 +212,7 @@ static int start_locked(int tid) {
   for (size_t i = 0; i < n; i++)
     cpus_of[i] = -1;
   int trc = tt__topology_init_within(n, pin, &cs.cpus, cpus_of, &topo_ms);
-  if (trc < 0 && pin != TT__PIN_NONE)
+  if (trc < 0 && pin != TT_PIN_NONE)
     snprintf(T->degraded, sizeof T->degraded,
              "topology unavailable (%s): not pinned", tt_strerror(trc));
 

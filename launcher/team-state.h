@@ -178,7 +178,7 @@ typedef struct tt__team {
   _Atomic size_t
       tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
   size_t tree_k;   /* ... use the tree, of branching TEAMS_TREE_K (held) */
-  _Atomic int pin; /* tt__pin */
+  _Atomic int pin; /* tt_pin */
   size_t requested;
   double start_ms;
   int caller_cpu;

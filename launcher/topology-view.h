@@ -17,7 +17,7 @@
 
 typedef struct tt__topo {
   size_t n;           /* participants the snapshot was built for */
-  tt__pin pin;        /* pinning asked for */
+  tt_pin pin;        /* pinning asked for */
   int pinned;         /* 1 when cpu[] holds a PU for every participant */
   int ordered;        /* 1: victims[] derived from the topology; 0: cyclic */
   int *cpu;           /* [n] PU os index, or -1 */
@@ -66,21 +66,21 @@ int tt__topology_load(hwloc_topology_t *out, const char *synthetic,
                       const char *xml, size_t xml_len);
 
 /* Chooses the PUs for n participants among cand (NULL: all allowed PUs).
- * TT__PIN_CORES: one PU per core, cores in topology order, SMT siblings only
- * once every core has one.  TT__PIN_NUMA: participants spread evenly over
+ * TT_PIN_CORES: one PU per core, cores in topology order, SMT siblings only
+ * once every core has one.  TT_PIN_NUMA: participants spread evenly over
  * the NUMA nodes that hold candidate PUs (as the nodes' capacities allow),
  * in contiguous runs: participants 0..k0-1 on the first node, k0..k1-1 on
  * the next, ...; within a node, cores order.  Falls back to cores when the
  * nodes are rejected (overlapping or emulated).  Returns 0, TT_ERANGE when
  * there are fewer candidate PUs than participants (cpus all -1), TT_EINVAL. */
 int tt__topology_choose_cpus(hwloc_topology_t t, hwloc_const_cpuset_t cand,
-                             size_t n, tt__pin pin, int *cpus);
+                             size_t n, tt_pin pin, int *cpus);
 
 /* Builds a snapshot for n participants pinned to cpus (entries may be -1).
  * Orders are built only when every participant has a distinct PU and
  * force_cyclic is 0.  Returns 0 or TT_ENOMEM / TT_EINVAL; free with
  * tt__topology_free (snapshots from here are never published). */
-int tt__topology_snapshot(hwloc_topology_t t, size_t n, tt__pin pin,
+int tt__topology_snapshot(hwloc_topology_t t, size_t n, tt_pin pin,
                           const int *cpus, int force_cyclic, tt__topo **out);
 void tt__topology_free(tt__topo *s);
 

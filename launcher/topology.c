@@ -194,14 +194,14 @@ static size_t pus_in_core_order(hwloc_topology_t t, hwloc_const_cpuset_t within,
 }
 
 int tt__topology_choose_cpus(hwloc_topology_t t, hwloc_const_cpuset_t cand,
-                             size_t n, tt__pin pin, int *cpus) {
+                             size_t n, tt_pin pin, int *cpus) {
   if (!t || !cpus || n == 0)
     return TT_EINVAL;
   for (size_t i = 0; i < n; i++)
     cpus[i] = -1;
-  if (pin == TT__PIN_NONE)
+  if (pin == TT_PIN_NONE)
     return 0;
-  if (pin != TT__PIN_CORES && pin != TT__PIN_NUMA)
+  if (pin != TT_PIN_CORES && pin != TT_PIN_NUMA)
     return TT_EINVAL;
   hwloc_bitmap_t c = hwloc_bitmap_dup(cand ? cand
                                            : hwloc_topology_get_allowed_cpuset(t));
@@ -217,9 +217,9 @@ int tt__topology_choose_cpus(hwloc_topology_t t, hwloc_const_cpuset_t cand,
   hwloc_obj_t *nodes = NULL;
   size_t nn = 0;
   const char *why;
-  if (pin == TT__PIN_NUMA && (rc = cpu_nodes(t, &nodes, &nn, &why)) < 0)
+  if (pin == TT_PIN_NUMA && (rc = cpu_nodes(t, &nodes, &nn, &why)) < 0)
     goto out;
-  if (pin == TT__PIN_CORES || nn <= 1) {
+  if (pin == TT_PIN_CORES || nn <= 1) {
     if (pus_in_core_order(t, c, cpus, n) < n)
       rc = TT_ERANGE;
     goto out;
@@ -304,7 +304,7 @@ static void machine_summary(hwloc_topology_t t, tt__topo *s, size_t nodes) {
   }
 }
 
-int tt__topology_snapshot(hwloc_topology_t t, size_t n, tt__pin pin,
+int tt__topology_snapshot(hwloc_topology_t t, size_t n, tt_pin pin,
                           const int *cpus, int force_cyclic, tt__topo **out) {
   if (!t || !cpus || !out || n == 0 || n > UINT32_MAX)
     return TT_EINVAL;
@@ -539,11 +539,11 @@ static void free_kept(void) {
   }
 }
 
-int tt__topology_init(size_t n, tt__pin pin, int *cpus, double *ms) {
+int tt__topology_init(size_t n, tt_pin pin, int *cpus, double *ms) {
   return tt__topology_init_within(n, pin, NULL, cpus, ms);
 }
 
-int tt__topology_init_within(size_t n, tt__pin pin, const tt__cpumask *within,
+int tt__topology_init_within(size_t n, tt_pin pin, const tt__cpumask *within,
                              int *cpus, double *ms) {
   double t0 = now_ms();
   int rc = 0;
@@ -557,7 +557,7 @@ int tt__topology_init_within(size_t n, tt__pin pin, const tt__cpumask *within,
     rc = TT_EINVAL;
     goto out;
   }
-  if (pin == TT__PIN_NONE)
+  if (pin == TT_PIN_NONE)
     goto out; /* unpinned: orders would be cyclic anyway, read nothing */
   if ((rc = tt__topology_load(&t, NULL, NULL, 0)) < 0)
     goto out;

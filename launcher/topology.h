@@ -11,20 +11,20 @@
 
 #include <stddef.h>
 
-typedef enum tt__pin { TT__PIN_NONE = 0, TT__PIN_CORES = 1, TT__PIN_NUMA = 2 } tt__pin;
+#include "teams/team.h" /* tt_pin: TEAMS_PIN's values */
 
 /* Called once by team start, under the team's lifecycle lock, before any
  * worker exists.  Reads the topology; fills cpus[0..n) with the PU (OS index)
- * participant i is to be pinned to, or -1 for all when pin is TT__PIN_NONE or
+ * participant i is to be pinned to, or -1 for all when pin is TT_PIN_NONE or
  * pinning is impossible; builds the victim orders for n participants (cyclic
  * unless every participant has its own PU).  *ms receives the time taken.
  * Returns 0, or a negative code when the topology could not be read (cpus are
  * then all -1 and the orders cyclic: the team still starts). */
-int tt__topology_init(size_t n, tt__pin pin, int *cpus, double *ms);
+int tt__topology_init(size_t n, tt_pin pin, int *cpus, double *ms);
 /* The same, choosing PUs among cand (the team's CPUs, cpuset.h) instead of
  * the calling thread's binding; cand NULL is tt__topology_init. */
 struct tt__cpumask;
-int tt__topology_init_within(size_t n, tt__pin pin,
+int tt__topology_init_within(size_t n, tt_pin pin,
                              const struct tt__cpumask *cand, int *cpus,
                              double *ms);
 

@@ -119,9 +119,9 @@ static hwloc_topology_t load(const char *synthetic) {
 static void nodes_of_pages(const char *synthetic, size_t p, size_t n) {
   hwloc_topology_t h = load(synthetic);
   int *cpus = calloc(p, sizeof *cpus);
-  cr_assert_eq(tt__topology_choose_cpus(h, NULL, p, TT__PIN_NUMA, cpus), 0);
+  cr_assert_eq(tt__topology_choose_cpus(h, NULL, p, TT_PIN_NUMA, cpus), 0);
   tt__topo *s = NULL;
-  cr_assert_eq(tt__topology_snapshot(h, p, TT__PIN_NUMA, cpus, 0, &s), 0);
+  cr_assert_eq(tt__topology_snapshot(h, p, TT_PIN_NUMA, cpus, 0, &s), 0);
   cr_assert_gt(s->nnodes, 1, "%s", synthetic);
   cr_assert_not_null(s->deal_block, "%s: blocks not dealt", synthetic);
   size_t unit, units, pp;

@@ -126,9 +126,9 @@ static tt__topo *machine(void) {
   cr_assert_eq(hwloc_distances_add_values(t, h, 2, nodes, d, 0), 0);
   cr_assert_eq(hwloc_distances_add_commit(t, h, 0), 0);
   int cpus[8];
-  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 8, TT__PIN_CORES, cpus), 0);
+  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 8, TT_PIN_CORES, cpus), 0);
   tt__topo *s = NULL;
-  cr_assert_eq(tt__topology_snapshot(t, 8, TT__PIN_CORES, cpus, 0, &s), 0);
+  cr_assert_eq(tt__topology_snapshot(t, 8, TT_PIN_CORES, cpus, 0, &s), 0);
   cr_assert(s->ordered);
   hwloc_topology_destroy(t);
   return s;
@@ -504,9 +504,9 @@ static void race_rounds(const char *desc, size_t p, size_t n, size_t grain,
   hwloc_topology_t t;
   cr_assert_eq(tt__topology_load(&t, desc, NULL, 0), 0);
   int *cpus = malloc(p * sizeof *cpus);
-  cr_assert_eq(tt__topology_choose_cpus(t, NULL, p, TT__PIN_NUMA, cpus), 0);
+  cr_assert_eq(tt__topology_choose_cpus(t, NULL, p, TT_PIN_NUMA, cpus), 0);
   tt__topo *topo = NULL;
-  cr_assert_eq(tt__topology_snapshot(t, p, TT__PIN_NUMA, cpus, 0, &topo), 0);
+  cr_assert_eq(tt__topology_snapshot(t, p, TT_PIN_NUMA, cpus, 0, &topo), 0);
   cr_assert(topo->ordered);
   hwloc_topology_destroy(t);
   free(cpus);

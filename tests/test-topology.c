@@ -38,7 +38,7 @@ static void add_node_distances(hwloc_topology_t t, const hwloc_uint64_t *m) {
   cr_assert_eq(hwloc_distances_add_commit(t, h, 0), 0);
 }
 
-static tt__topo *snapshot(hwloc_topology_t t, size_t n, tt__pin pin) {
+static tt__topo *snapshot(hwloc_topology_t t, size_t n, tt_pin pin) {
   int cpus[64];
   cr_assert_leq(n, 64);
   int rc = tt__topology_choose_cpus(t, NULL, n, pin, cpus);
@@ -92,7 +92,7 @@ static const hwloc_uint64_t D2[4] = {10, 20, 20, 10};
 Test(order, two_nodes_two_llcs_cores_layout) {
   hwloc_topology_t t = load_synthetic(TWO_BY_TWO);
   add_node_distances(t, D2);
-  tt__topo *s = snapshot(t, 8, TT__PIN_CORES);
+  tt__topo *s = snapshot(t, 8, TT_PIN_CORES);
   for (int i = 0; i < 8; i++)
     cr_expect_eq(s->cpu[i], i, "cores pinning puts participant %d on PU %d", i,
                  s->cpu[i]);
@@ -121,11 +121,11 @@ Test(order, two_nodes_two_llcs_cores_layout) {
 Test(order, smt_cores_layout_takes_one_pu_per_core_first) {
   hwloc_topology_t t = load_synthetic("pack:2 [numa] l3:2 core:2 pu:2");
   int cpus[16];
-  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 8, TT__PIN_CORES, cpus), 0);
+  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 8, TT_PIN_CORES, cpus), 0);
   for (int i = 0; i < 8; i++)
     cr_expect_eq(cpus[i], 2 * i, "participant %d on PU %d", i, cpus[i]);
   /* more participants than cores: the siblings, in core order */
-  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 10, TT__PIN_CORES, cpus), 0);
+  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 10, TT_PIN_CORES, cpus), 0);
   cr_expect_eq(cpus[8], 1);
   cr_expect_eq(cpus[9], 3);
   hwloc_topology_destroy(t);
@@ -134,7 +134,7 @@ Test(order, smt_cores_layout_takes_one_pu_per_core_first) {
 Test(order, two_nodes_numa_layout_spreads_over_nodes) {
   hwloc_topology_t t = load_synthetic(TWO_BY_TWO);
   add_node_distances(t, D2);
-  tt__topo *s = snapshot(t, 4, TT__PIN_NUMA);
+  tt__topo *s = snapshot(t, 4, TT_PIN_NUMA);
   /* two per node, contiguous, cores order within the node */
   int want[4] = {0, 1, 4, 5};
   for (int i = 0; i < 4; i++)
@@ -147,7 +147,7 @@ Test(order, two_nodes_numa_layout_spreads_over_nodes) {
   tt__topology_free(s);
 
   /* the same 4 participants with TEAMS_PIN=cores stay on node 0 */
-  s = snapshot(t, 4, TT__PIN_CORES);
+  s = snapshot(t, 4, TT_PIN_CORES);
   for (int i = 0; i < 4; i++)
     cr_expect_eq(s->cpu[i], i);
   cr_expect_eq(s->nnodes, 1);
@@ -156,7 +156,7 @@ Test(order, two_nodes_numa_layout_spreads_over_nodes) {
   tt__topology_free(s);
 
   /* odd counts: 3 participants, 2 + 1 */
-  s = snapshot(t, 3, TT__PIN_NUMA);
+  s = snapshot(t, 3, TT_PIN_NUMA);
   cr_expect_eq(s->cpu[0], 0);
   cr_expect_eq(s->cpu[1], 1);
   cr_expect_eq(s->cpu[2], 4);
@@ -170,11 +170,11 @@ Test(order, numa_layout_respects_node_capacity) {
   int cpus[8];
   hwloc_bitmap_t cand = hwloc_bitmap_alloc();
   hwloc_bitmap_set_range(cand, 2, 7); /* PUs 2,3 of node 0, all of node 1 */
-  cr_assert_eq(tt__topology_choose_cpus(t, cand, 6, TT__PIN_NUMA, cpus), 0);
+  cr_assert_eq(tt__topology_choose_cpus(t, cand, 6, TT_PIN_NUMA, cpus), 0);
   int want[6] = {2, 3, 4, 5, 6, 7};
   for (int i = 0; i < 6; i++)
     cr_expect_eq(cpus[i], want[i], "participant %d on PU %d", i, cpus[i]);
-  cr_expect_eq(tt__topology_choose_cpus(t, cand, 7, TT__PIN_NUMA, cpus),
+  cr_expect_eq(tt__topology_choose_cpus(t, cand, 7, TT_PIN_NUMA, cpus),
                TT_ERANGE);
   for (int i = 0; i < 7; i++)
     cr_expect_eq(cpus[i], -1);
@@ -189,7 +189,7 @@ Test(order, sub_numa_clustering) {
   static const hwloc_uint64_t d[16] = {10, 12, 21, 21, 12, 10, 21, 21,
                                        21, 21, 10, 12, 21, 21, 12, 10};
   add_node_distances(t, d);
-  tt__topo *s = snapshot(t, 8, TT__PIN_CORES);
+  tt__topo *s = snapshot(t, 8, TT_PIN_CORES);
   cr_assert_eq(s->nnodes, 4);
   expect_permutations(s);
   /* LLC within node: the cluster mate; no rest of node; then the sibling
@@ -270,10 +270,10 @@ Test(order, overlapping_nodes_are_rejected) {
                "the XML really has two nodes");
   /* numa pinning falls back to cores order */
   int cpus[4];
-  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 4, TT__PIN_NUMA, cpus), 0);
+  cr_assert_eq(tt__topology_choose_cpus(t, NULL, 4, TT_PIN_NUMA, cpus), 0);
   for (int i = 0; i < 4; i++)
     cr_expect_eq(cpus[i], i);
-  tt__topo *s = snapshot(t, 4, TT__PIN_CORES);
+  tt__topo *s = snapshot(t, 4, TT_PIN_CORES);
   cr_expect_eq(s->nnodes, 1);
   cr_assert_not_null(s->note);
   cr_expect(strstr(s->note, "overlapping") != NULL, "note: %s", s->note);
@@ -292,7 +292,7 @@ Test(order, emulated_nodes_are_rejected) {
   hwloc_topology_t t = load_synthetic("pack:2 [numa] core:2 pu:1");
   static const hwloc_uint64_t d[4] = {10, 10, 10, 10};
   add_node_distances(t, d);
-  tt__topo *s = snapshot(t, 4, TT__PIN_NUMA);
+  tt__topo *s = snapshot(t, 4, TT_PIN_NUMA);
   cr_expect_eq(s->nnodes, 1);
   cr_assert_not_null(s->note);
   cr_expect(strstr(s->note, "emulated") != NULL, "note: %s", s->note);
@@ -306,7 +306,7 @@ Test(order, emulated_nodes_are_rejected) {
 Test(order, missing_caches) {
   hwloc_topology_t t = load_synthetic("pack:2 [numa] core:3 pu:1");
   add_node_distances(t, D2);
-  tt__topo *s = snapshot(t, 6, TT__PIN_CORES);
+  tt__topo *s = snapshot(t, 6, TT_PIN_CORES);
   for (int i = 0; i < 6; i++)
     cr_expect_eq(s->llc[i], -1, "no cache: no LLC id");
   cr_expect_str_eq(s->llc_name, "");
@@ -320,7 +320,7 @@ Test(order, missing_caches) {
 Test(order, fewer_participants_than_pus) {
   hwloc_topology_t t = load_synthetic(TWO_BY_TWO);
   add_node_distances(t, D2);
-  tt__topo *s = snapshot(t, 3, TT__PIN_NUMA);
+  tt__topo *s = snapshot(t, 3, TT_PIN_NUMA);
   /* 2 + 1 over the nodes */
   cr_expect_eq(s->cpu[2], 4);
   expect_row(s, 0, (int[]){1, 2}, 1, 1);
@@ -343,7 +343,7 @@ Test(order, xml_with_distance_matrix) {
   cr_assert(strstr(xml, "distances2") != NULL, "the XML carries the matrix");
   cr_assert_eq(tt__topology_load(&t, NULL, xml, (size_t)len), 0);
   hwloc_free_xmlbuffer(t, xml);
-  tt__topo *s = snapshot(t, 8, TT__PIN_CORES);
+  tt__topo *s = snapshot(t, 8, TT_PIN_CORES);
   cr_assert_not_null(s->dist, "distances read back from the XML");
   cr_expect_eq(s->dist[0 * 4 + 2], 30);
   /* node 0: nodes 1 and 3 at 20 form one tier (after node 0: 1 then 3),
@@ -360,22 +360,22 @@ Test(order, cyclic_unless_every_participant_has_its_own_pu) {
   hwloc_topology_t t = load_synthetic(TWO_BY_TWO);
   tt__topo *s = NULL;
   int unpinned[4] = {0, 1, -1, 3};
-  cr_assert_eq(tt__topology_snapshot(t, 4, TT__PIN_CORES, unpinned, 0, &s), 0);
+  cr_assert_eq(tt__topology_snapshot(t, 4, TT_PIN_CORES, unpinned, 0, &s), 0);
   cr_expect_eq(s->ordered, 0);
   cr_expect_eq(s->pinned, 0);
   cr_expect_null(s->victims);
   cr_expect_not_null(s->note);
   tt__topology_free(s);
   int shared[4] = {0, 1, 1, 3};
-  cr_assert_eq(tt__topology_snapshot(t, 4, TT__PIN_CORES, shared, 0, &s), 0);
+  cr_assert_eq(tt__topology_snapshot(t, 4, TT_PIN_CORES, shared, 0, &s), 0);
   cr_expect_eq(s->ordered, 0);
   tt__topology_free(s);
   int own[4] = {0, 1, 2, 3};
-  cr_assert_eq(tt__topology_snapshot(t, 4, TT__PIN_CORES, own, 1, &s), 0);
+  cr_assert_eq(tt__topology_snapshot(t, 4, TT_PIN_CORES, own, 1, &s), 0);
   cr_expect_eq(s->ordered, 0, "force_cyclic (TEAMS_VICTIMS=cyclic)");
   cr_expect_eq(s->pinned, 1, "still pinned: the counters know the LLCs");
   tt__topology_free(s);
-  cr_assert_eq(tt__topology_snapshot(t, 4, TT__PIN_CORES, own, 0, &s), 0);
+  cr_assert_eq(tt__topology_snapshot(t, 4, TT_PIN_CORES, own, 0, &s), 0);
   cr_expect_eq(s->ordered, 1);
   tt__topology_free(s);
   hwloc_topology_destroy(t);
@@ -384,15 +384,15 @@ Test(order, cyclic_unless_every_participant_has_its_own_pu) {
 Test(order, too_many_participants_and_bad_arguments) {
   hwloc_topology_t t = load_synthetic(TWO_BY_TWO);
   int cpus[9];
-  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 9, TT__PIN_CORES, cpus),
+  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 9, TT_PIN_CORES, cpus),
                TT_ERANGE);
   for (int i = 0; i < 9; i++)
     cr_expect_eq(cpus[i], -1);
-  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 0, TT__PIN_CORES, cpus),
+  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 0, TT_PIN_CORES, cpus),
                TT_EINVAL);
-  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 2, (tt__pin)7, cpus),
+  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 2, (tt_pin)7, cpus),
                TT_EINVAL);
-  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 2, TT__PIN_NONE, cpus), 0);
+  cr_expect_eq(tt__topology_choose_cpus(t, NULL, 2, TT_PIN_NONE, cpus), 0);
   cr_expect_eq(cpus[0], -1);
   hwloc_topology_destroy(t);
   cr_expect_lt(tt__topology_load(&t, "not a topology", NULL, 0), 0);
@@ -427,7 +427,7 @@ Test(order, pure_builder_matches_the_hwloc_path) {
   cr_assert_eq(tt__order_build(&d, v, le, lo), 0);
   hwloc_topology_t t = load_synthetic(TWO_BY_TWO);
   add_node_distances(t, D2);
-  tt__topo *s = snapshot(t, 8, TT__PIN_CORES);
+  tt__topo *s = snapshot(t, 8, TT_PIN_CORES);
   cr_expect_arr_eq(v, s->victims, sizeof v);
   cr_expect_arr_eq(le, s->llc_end, sizeof le);
   cr_expect_arr_eq(lo, s->local_end, sizeof lo);
@@ -441,7 +441,7 @@ Test(topology, init_reads_this_machine_and_reports_its_cost) {
   size_t n = 2;
   int cpus[2] = {7, 7};
   double ms = -1;
-  int rc = tt__topology_init(n, TT__PIN_NONE, cpus, &ms);
+  int rc = tt__topology_init(n, TT_PIN_NONE, cpus, &ms);
   cr_assert_eq(rc, 0);
   cr_expect_eq(cpus[0], -1, "TEAMS_PIN=none pins nothing");
   cr_expect_null(tt__topology_current(), "and reads nothing");
@@ -454,7 +454,7 @@ Test(topology, init_reads_this_machine_and_reports_its_cost) {
   hwloc_topology_destroy(t);
   if ((size_t)pus < n)
     n = 1;
-  rc = tt__topology_init(n, TT__PIN_CORES, cpus, &ms);
+  rc = tt__topology_init(n, TT_PIN_CORES, cpus, &ms);
   cr_assert_eq(rc, 0);
   const tt__topo *s = tt__topology_current();
   cr_assert_not_null(s);
@@ -470,7 +470,7 @@ Test(topology, init_reads_this_machine_and_reports_its_cost) {
   /* a restart with the same configuration reuses the snapshot */
   tt__topology_fini();
   cr_expect_null(tt__topology_current());
-  cr_assert_eq(tt__topology_init(n, TT__PIN_CORES, cpus, &ms), 0);
+  cr_assert_eq(tt__topology_init(n, TT_PIN_CORES, cpus, &ms), 0);
   cr_expect_eq(tt__topology_current(), s);
   tt__topology_fini();
 }
@@ -747,7 +747,7 @@ Test(deal, rejects_bad_arguments) {
 /* The snapshot of n participants pinned with `pin` on a synthetic machine
  * (want_nodes nodes among them): its deal is tt__order_deal's of its
  * description, not the identity, and keeps the rules. */
-static void machine_deal(const char *desc, size_t n, tt__pin pin,
+static void machine_deal(const char *desc, size_t n, tt_pin pin,
                          size_t want_nodes) {
   hwloc_topology_t t = load_synthetic(desc);
   int *cpus = malloc(n * sizeof *cpus);
@@ -763,7 +763,7 @@ static void machine_deal(const char *desc, size_t n, tt__pin pin,
   cr_assert(block && owner);
   char what[96];
   snprintf(what, sizeof what, "%s, %zu %s", desc, n,
-           pin == TT__PIN_NUMA ? "numa" : "cores");
+           pin == TT_PIN_NUMA ? "numa" : "cores");
   cr_expect_eq(check_deal(&d, n, block, owner, what), 0,
                "%s: several nodes or LLCs, and the identity", what);
   cr_assert_not_null(s->deal_block, "%s: not dealt", what);
@@ -781,33 +781,33 @@ static void machine_deal(const char *desc, size_t n, tt__pin pin,
 
 Test(deal, synthetic_machines) {
   /* 2 x 64-core EPYC, NPS1: 2 nodes of 8 L3s of 8 cores */
-  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 128, TT__PIN_NUMA, 2);
+  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 128, TT_PIN_NUMA, 2);
   /* ... 100 in cores order: nodes of 64 and 36, node 1 with a 4-core group */
-  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 100, TT__PIN_CORES, 2);
+  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 100, TT_PIN_CORES, 2);
   /* ... 101 spread over the nodes: 51 + 50, partial groups of 3 and 2 */
-  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 101, TT__PIN_NUMA, 2);
+  machine_deal("pack:2 [numa] l3:8 core:8 pu:1", 101, TT_PIN_NUMA, 2);
   /* NPS4: 8 nodes of 2 L3s of 8 cores; and 77 spread over them */
-  machine_deal("pack:2 group:4 [numa] l3:2 core:8 pu:1", 128, TT__PIN_NUMA, 8);
-  machine_deal("pack:2 group:4 [numa] l3:2 core:8 pu:1", 77, TT__PIN_NUMA, 8);
+  machine_deal("pack:2 group:4 [numa] l3:2 core:8 pu:1", 128, TT_PIN_NUMA, 8);
+  machine_deal("pack:2 group:4 [numa] l3:2 core:8 pu:1", 77, TT_PIN_NUMA, 8);
   /* 2 x 56-core Sapphire Rapids: 2 nodes of 4 LLCs of 14 cores; and SNC4,
    * one L3 per package over its 4 nodes (one group per node) */
-  machine_deal("pack:2 [numa] l3:4 core:14 pu:1", 112, TT__PIN_NUMA, 2);
-  machine_deal("pack:2 l3:1 group:4 [numa] core:14 pu:1", 112, TT__PIN_NUMA, 8);
-  machine_deal("pack:2 l3:1 group:4 [numa] core:14 pu:1", 90, TT__PIN_CORES, 7);
+  machine_deal("pack:2 [numa] l3:4 core:14 pu:1", 112, TT_PIN_NUMA, 2);
+  machine_deal("pack:2 l3:1 group:4 [numa] core:14 pu:1", 112, TT_PIN_NUMA, 8);
+  machine_deal("pack:2 l3:1 group:4 [numa] core:14 pu:1", 90, TT_PIN_CORES, 7);
   /* one node, several L3s; 20 in cores order leave a group of 2 */
-  machine_deal("pack:1 [numa] l3:4 core:6 pu:1", 24, TT__PIN_CORES, 1);
-  machine_deal("pack:1 [numa] l3:4 core:6 pu:1", 20, TT__PIN_CORES, 1);
+  machine_deal("pack:1 [numa] l3:4 core:6 pu:1", 24, TT_PIN_CORES, 1);
+  machine_deal("pack:1 [numa] l3:4 core:6 pu:1", 20, TT_PIN_CORES, 1);
   /* SMT siblings come after every core: a group's members are not
    * contiguous in index order */
-  machine_deal("pack:2 [numa] l3:2 core:4 pu:2", 16, TT__PIN_CORES, 2);
-  machine_deal("pack:2 [numa] l3:2 core:4 pu:2", 13, TT__PIN_NUMA, 2);
+  machine_deal("pack:2 [numa] l3:2 core:4 pu:2", 16, TT_PIN_CORES, 2);
+  machine_deal("pack:2 [numa] l3:2 core:4 pu:2", 13, TT_PIN_NUMA, 2);
   /* no caches: one group per node */
-  machine_deal("pack:2 [numa] core:3 pu:1", 6, TT__PIN_CORES, 2);
+  machine_deal("pack:2 [numa] core:3 pu:1", 6, TT_PIN_CORES, 2);
 }
 
 Test(deal, snapshot_of_one_node_and_one_llc_is_not_dealt) {
   hwloc_topology_t t = load_synthetic("pack:1 [numa] l3:1 core:8 pu:1");
-  tt__topo *s = snapshot(t, 8, TT__PIN_CORES);
+  tt__topo *s = snapshot(t, 8, TT_PIN_CORES);
   cr_expect_null(s->deal_block);
   cr_expect_null(s->deal_owner);
   tt__topo_desc d = tt__topology_desc(s);
@@ -816,16 +816,16 @@ Test(deal, snapshot_of_one_node_and_one_llc_is_not_dealt) {
   tt__topology_free(s);
   /* the same machine unpinned: nodes unknown, not dealt */
   int unpinned[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
-  cr_assert_eq(tt__topology_snapshot(t, 8, TT__PIN_CORES, unpinned, 0, &s), 0);
+  cr_assert_eq(tt__topology_snapshot(t, 8, TT_PIN_CORES, unpinned, 0, &s), 0);
   cr_expect_null(s->deal_block);
   tt__topology_free(s);
   hwloc_topology_destroy(t);
   /* 4 participants on the first L3 of a machine with two */
   t = load_synthetic("pack:1 [numa] l3:2 core:4 pu:1");
-  s = snapshot(t, 4, TT__PIN_CORES);
+  s = snapshot(t, 4, TT_PIN_CORES);
   cr_expect_null(s->deal_block, "one L3 among the participants");
   tt__topology_free(s);
-  s = snapshot(t, 5, TT__PIN_CORES);
+  s = snapshot(t, 5, TT_PIN_CORES);
   cr_expect_not_null(s->deal_block, "5 span both L3s");
   tt__topology_free(s);
   hwloc_topology_destroy(t);

@@ -27,7 +27,7 @@
 #include "topology-view.h"
 
 static const char *pin_name(int pin) {
-  return pin == TT__PIN_CORES ? "cores" : pin == TT__PIN_NUMA ? "numa" : "none";
+  return pin == TT_PIN_CORES ? "cores" : pin == TT_PIN_NUMA ? "numa" : "none";
 }
 
 static void print_machine(const tt__topo *s) {
@@ -134,7 +134,7 @@ static int usage(void) {
 
 /* A machine that is not this one: hwloc from a description or a file. */
 static int describe_other(const char *synthetic, const char *xml_path,
-                          tt__pin pin, size_t n) {
+                          tt_pin pin, size_t n) {
   size_t len = 0;
   char *xml = NULL;
   if (xml_path && !(xml = read_file(xml_path, &len))) {
@@ -209,7 +209,7 @@ static void print_rank(void) {
 
 int main(int argc, char **argv) {
   const char *synthetic = NULL, *xml = NULL;
-  tt__pin pin = TT__PIN_CORES;
+  tt_pin pin = TT_PIN_CORES;
   int pin_given = 0;
   size_t n = 0;
   if (argc == 2 && !strcmp(argv[1], "--settings")) {
@@ -225,11 +225,11 @@ int main(int argc, char **argv) {
       const char *v = argv[++i];
       pin_given = 1;
       if (!strcmp(v, "none"))
-        pin = TT__PIN_NONE;
+        pin = TT_PIN_NONE;
       else if (!strcmp(v, "cores"))
-        pin = TT__PIN_CORES;
+        pin = TT_PIN_CORES;
       else if (!strcmp(v, "numa"))
-        pin = TT__PIN_NUMA;
+        pin = TT_PIN_NUMA;
       else
         return usage();
     } else if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -289,7 +289,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; cpus && i < k; i++)
       cpus[i] = -1;
     if (cpus && tt__topology_load(&t, NULL, NULL, 0) == 0) {
-      if (tt__topology_snapshot(t, k, TT__PIN_NONE, cpus, 0, &m) == 0) {
+      if (tt__topology_snapshot(t, k, TT_PIN_NONE, cpus, 0, &m) == 0) {
         print_machine(m);
         tt__topology_free(m);
       }

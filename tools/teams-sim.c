@@ -806,8 +806,8 @@ static int setup_make(setup *u, const machine *m, size_t p, size_t n,
   u->n = n;
   hwloc_topology_t t = machine_load(m);
   int *cpus = malloc(p * sizeof *cpus);
-  if (tt__topology_choose_cpus(t, NULL, p, TT__PIN_NUMA, cpus) != 0 ||
-      tt__topology_snapshot(t, p, TT__PIN_NUMA, cpus, 0, &u->topo) != 0 ||
+  if (tt__topology_choose_cpus(t, NULL, p, TT_PIN_NUMA, cpus) != 0 ||
+      tt__topology_snapshot(t, p, TT_PIN_NUMA, cpus, 0, &u->topo) != 0 ||
       !u->topo->ordered) {
     free(cpus);
     hwloc_topology_destroy(t);
