@@ -112,12 +112,14 @@ typedef struct device_def {
 static const device_def devices[] = {
     {"teams", "teams", TT_POCL_VENDORS, NULL, 0, NULL},
     {"teams/greedy", "teams", TT_POCL_VENDORS, "schedule=greedy", 0, NULL},
-    /* One participant: the serial time, so that ideal = serial / CPUs. */
-    {"teams/serial", "teams", TT_POCL_VENDORS, "cu=1", 0, NULL},
-    /* The driver's regions in one fixed way (include/teams/team.h): every
-     * region on the team's workers, or every region on the caller alone.
-     * TEAMS_RUN=openmp has no row: an OpenCL program without an OpenMP
-     * runtime runs its regions on the team's workers then, as run=team. */
+    /* One compute unit (cu=1): the time on one participant, so that
+     * ideal = that time / CPUs. */
+    {"teams/cu=1", "teams", TT_POCL_VENDORS, "cu=1", 0, NULL},
+    /* The driver's regions in one fixed way (include/teams/team.h): team,
+     * every region on the team's workers, or serial, every region on the
+     * caller alone.  TEAMS_RUN=openmp has no row: an OpenCL program
+     * without an OpenMP runtime runs its regions on the team's workers
+     * then, as run=team. */
     {"teams/run=team", "teams", TT_POCL_VENDORS, NULL, 0, "team"},
     {"teams/run=serial", "teams", TT_POCL_VENDORS, NULL, 0, "serial"},
     {"cpu", "pthread", TT_POCL_SYSTEM_VENDORS, NULL, 0, NULL},
@@ -154,7 +156,7 @@ static const section_def sections[] = {
      {"teams", "teams/greedy", "cpu", "cpu-minimal", NULL}, {NULL}, NULL, 0, 0, NULL},
     {"cl-tri", "triangular kernel, 4096 rows (row i costs i + 1), local 16",
      "cpu", "tri", 5, 3,
-     {"teams", "teams/greedy", "teams/serial", "cpu", "cpu-minimal", NULL}, {NULL},
+     {"teams", "teams/greedy", "teams/cu=1", "cpu", "cpu-minimal", NULL}, {NULL},
      NULL, 0, 0, NULL},
     {"cl-first", "build and first launch of axpy (2^16 items, local 64)",
      "cpu", "first", 3, 2, {"teams", "cpu", "cpu-minimal", NULL}, {NULL}, NULL, 0, 0,

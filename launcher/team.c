@@ -7,9 +7,9 @@
  *      parallel region, when the team cannot start, or when another thread
  *      holds the team (TEAMS_BUSY=wait waits for it instead, never from
  *      inside a chunk).  Serial can never oversubscribe and never deadlock;
- *   2. the way (way.c, protocol 44): on the team's workers, on OpenMP's
- *      threads, or serially on the caller, whichever cost least as
- *      measured; a serial choice runs without taking the team;
+ *   2. the way (way.c, protocol 44): team (the team's workers), openmp
+ *      (OpenMP's threads) or serial (the caller alone), whichever cost
+ *      least as measured; serial runs without taking the team;
  *   3. the shape (fork.c): flat or along the tree, static, greedy or each.
  * The team's size follows the CPUs the process may use: a changed quota or
  * CPU set restarts it at the next launch outside a chunk (lifecycle.c). */
@@ -114,7 +114,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
       held = false;
     }
   }
-  if (!held) { /* the caller alone, chosen or by the busy rule */
+  if (!held) { /* serial, chosen or by the busy rule */
     run_serial(me, f, ctx, m, mode);
     ran = TT__WAY_SERIAL;
     if (plan.timed) {
@@ -126,12 +126,12 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     return 0;
   }
   tt__team *T = &tt__the_team;
-  if (plan.way == TT__WAY_LEND && !tt__lend_possible(me, p))
+  if (plan.way == TT__WAY_OPENMP && !tt__lend_possible(me, p))
     plan.way = TT__WAY_TEAM; /* a restart since the choice changed the settings */
   tt__own own = {0, 0, 0};
   me->share = 0;
-  if (plan.way == TT__WAY_LEND && tt__lend(f, ctx, m, p, mode) > 0) {
-    ran = TT__WAY_LEND;
+  if (plan.way == TT__WAY_OPENMP && tt__lend(f, ctx, m, p, mode) > 0) {
+    ran = TT__WAY_OPENMP;
   } else {
     /* the workers' spin after it: the model's (way.c), unless fixed */
     if (plan.loop && !T->spin_fixed)

@@ -11,8 +11,8 @@
  * brackets): holders that take team.owner (tt__try_take; -DBUSY_WAIT
  * tt__take_waiting), re-check team.running (15), run tt__run_parallel and
  * release, or run serially when the take fails (14); with -DWAYS, way.c's
- * choice of the caller alone (no take) or of lending (take, publish
- * nothing, release: 43); tt__next_go and its resync (16-18); run_region
+ * choice of serial (the caller alone: no take) or of openmp (lent: take,
+ * publish nothing, release: 43); tt__next_go and its resync (16-18); run_region
  * with the static `left` target, the greedy/each reset (10-12), hand_on
  * (descriptor, exchange of the go word, futex wake or -DSENTINEL_MODE's
  * delegation: 6, 9, 21), the holder's share, the waits and the close;
@@ -112,7 +112,7 @@
 #endif
 
 #define WAY_TEAM 0
-#define WAY_LEND 1
+#define WAY_OPENMP 1
 #define WAY_SERIAL 2
 
 #define ST_STATIC 0
@@ -518,7 +518,7 @@ proctype Holder(byte me) {
   byte k, p, m, mode, g, gw, i, prev, c, w, j, b, seen, target;
   byte kids, rest, lo, hi2, nh;
   bool took, asleep, tr, wake = 1;
-  byte n, way; /* way.c's choice: WAY_TEAM, WAY_LEND, WAY_SERIAL */
+  byte n, way; /* way.c's choice: WAY_TEAM, WAY_OPENMP, WAY_SERIAL */
   do
   :: n < NREG ->
     atomic { /* a region (local choices), its way, then tt__try_take */
@@ -532,7 +532,7 @@ proctype Holder(byte me) {
 #ifdef WAYS
       if
       :: way = WAY_TEAM
-      :: way = WAY_LEND
+      :: way = WAY_OPENMP
       :: way = WAY_SERIAL
       fi;
 #endif
@@ -551,9 +551,9 @@ proctype Holder(byte me) {
     if
     :: took && running && way == WAY_TEAM -> run_parallel(me, m, p, mode)
 #ifdef MUT_LEND_KEEPS_OWNER
-    :: took && running && way == WAY_LEND /* forgets the release */
+    :: took && running && way == WAY_OPENMP /* forgets the release */
 #else
-    :: took && running && way == WAY_LEND -> owner = 0 /* lent: nothing published */
+    :: took && running && way == WAY_OPENMP -> owner = 0 /* lent: nothing published */
 #endif
 #ifdef MUT_KEEP_OWNER
     :: took && !running /* forgets the release */

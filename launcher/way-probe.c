@@ -110,20 +110,20 @@ void tt__way_report(void) {
   tt__costs *c = &tt__the_costs;
   fprintf(stderr,
           "teams: ways: constants: fork %u ns per worker, wake call %u ns, "
-          "wake latency %u ns, lent %u / %u ns (OpenMP asleep / spinning; 0: "
-          "not measured), look %u ns\n",
+          "wake latency %u ns, lend %u / %u ns (an openmp region's overhead, "
+          "OpenMP's threads asleep / spinning; 0: not measured), look %u ns\n",
           tt_atomic_load_relaxed(&c->fork), tt_atomic_load_relaxed(&c->wake_call),
           tt_atomic_load_relaxed(&c->wake_lat), tt_atomic_load_relaxed(&c->lend[0]),
           tt_atomic_load_relaxed(&c->lend[1]), tt_atomic_load_relaxed(&c->look));
   fprintf(stderr,
-          "teams: ways: regions on the team %llu, on the caller %llu, on "
-          "OpenMP's threads %llu (%llu timed); trials %llu, %.1f us in all; "
+          "teams: ways: regions team %llu, serial %llu, openmp %llu "
+          "(%llu timed); trials %llu, %.1f us in all; "
           "gap between regions %.1f us; workers slept %llu times after "
           "their spin, %llu overcommitted, %llu beside the holder; moved off "
           "the holder's CPU %llu times\n",
           (unsigned long long)t->ran[TT__WAY_TEAM],
           (unsigned long long)t->ran[TT__WAY_SERIAL],
-          (unsigned long long)t->ran[TT__WAY_LEND], (unsigned long long)t->timed,
+          (unsigned long long)t->ran[TT__WAY_OPENMP], (unsigned long long)t->timed,
           (unsigned long long)t->trials, t->trial_ns / 1e3, (double)t->gap / 1e3,
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_spun),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted),

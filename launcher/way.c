@@ -1,6 +1,6 @@
-/* teams: how a region runs -- on the team, lent to OpenMP, or on the caller
- * alone -- and how long the team's workers spin after it.  The rule is
- * docs/protocol.md item 44; this file keeps it.
+/* teams: how a region runs -- team (the team's workers), openmp (OpenMP's
+ * threads) or serial (the caller alone) -- and how long the team's workers
+ * spin after it.  The rule is docs/protocol.md item 44; this file keeps it.
  *
  * A cost model, not trials.  Each way's cost for the next region is a
  * formula of the loop's work E (ns on the caller alone, measured whenever
@@ -9,7 +9,7 @@
  * constants (tt__the_costs): `fork`, what a region on spinning workers
  * costs beyond its work, per worker; `wake_call`, the caller's futex wake
  * of a sleeping worker; `wake_lat`, from that call until the worker runs;
- * `lend`, a lent region beyond its work.  The constants are measured by
+ * `lend`, an openmp region beyond its work.  The constants are measured by
  * the first holder after every team start (way-probe.c) and by every
  * region that meets them (each wake is timed by the holder and by the
  * woken worker), so a loaded machine, a vCPU that halts, a CPU set that
@@ -22,7 +22,7 @@
  *
  * The formulas (E work, p participants, s of the p - 1 workers spinning,
  * k = p - 1 - s asleep, F(q) = fork (q - 1)):
- *   caller alone   E
+ *   serial         E
  *   team, the sleepers sit out (no wake call; their chunks are the caller's)
  *                  F(s + 1) + E / (s + 1)        (static: + k E / p)
  *   team, the sleepers woken: the caller makes k wake calls and starts at
@@ -33,12 +33,12 @@
  *                  D = s A + wake_lat done by then
  *                  static: A + E / p when a sleeper comes before the caller
  *                  has run its own chunk, else k wake_call + (k + 1) E / p
- *   lent           lend[spinning] + E / p
+ *   openmp         lend[spinning] + E / p
  * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
  * starts at once) and gives E; until the probe has measured `fork` (no
- * worker ran yet), a loop with its E runs on the caller alone; lending,
+ * worker ran yet), a loop with its E runs serial (the way); openmp,
  * where possible, is tried once per state of OpenMP's threads, when the
  * team would win (the team's workers do not spin beside OpenMP's spinning
  * threads: idle.c, "Overcommitted").  Trials are counted
@@ -189,7 +189,7 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
   switch (x) {
   case TT__WAY_SERIAL:
     return e;
-  case TT__WAY_LEND: {
+  case TT__WAY_OPENMP: {
     float o = get(&tt__the_costs.lend[s->omp_spins]);
     return o > 0 ? o + e / (float)p : -1;
   }
@@ -224,7 +224,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   plan->way = TT__WAY_TEAM;
   plan->wake = true;
   if (fixed != NONE) { /* TEAMS_RUN: nothing is chosen, nothing learnt */
-    plan->way = fixed == TT__WAY_LEND && !s->can_lend ? TT__WAY_TEAM : fixed;
+    plan->way = fixed == TT__WAY_OPENMP && !s->can_lend ? TT__WAY_TEAM : fixed;
     plan->loop = NULL;
     t->ran[plan->way]++;
     return;
@@ -244,7 +244,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   if (l->work <= 0) { /* no number yet: the team, which measures E */
     plan->trial = true;
   } else if (get(&tt__the_costs.fork) == 0) {
-    /* the probe found no worker running yet (way-probe.c): the caller */
+    /* the probe found no worker running yet (way-probe.c): serial */
     plan->way = TT__WAY_SERIAL;
   } else {
     /* the cheapest as predicted */
@@ -262,28 +262,28 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       plan->way = TT__WAY_TEAM;
       plan->wake = true;
     }
-    float lend = s->can_lend ? tt__way_predict(l, TT__WAY_LEND, true, m, p, mode, s) : 0;
-    if (s->can_lend && lend >= 0 && lend < best) {
-      best = lend;
-      plan->way = TT__WAY_LEND;
+    float openmp = s->can_lend ? tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s) : 0;
+    if (s->can_lend && openmp >= 0 && openmp < best) {
+      best = openmp;
+      plan->way = TT__WAY_OPENMP;
     }
     /* A way kept out runs again, as a trial, once the loop has spent
      * TT__OVERHEAD_DIV times what it would cost beyond the best since it
      * last ran: numbers that keep it out (a slow wake-up, a costly region)
-     * are measured again at a bounded cost.  Lending with no number for
-     * the state is tried where the team would win. */
-    static const tt__way kept[2] = {TT__WAY_TEAM, TT__WAY_LEND};
+     * are measured again at a bounded cost.  openmp with no number
+     * for the state is tried where the team would win. */
+    static const tt__way kept[2] = {TT__WAY_TEAM, TT__WAY_OPENMP};
     for (int i = 0; i < 2; i++) {
       tt__way x = kept[i];
-      float cost = x == TT__WAY_TEAM ? team : lend;
-      if (x == TT__WAY_LEND && !s->can_lend)
+      float cost = x == TT__WAY_TEAM ? team : openmp;
+      if (x == TT__WAY_OPENMP && !s->can_lend)
         continue;
       if (plan->way == x) {
         l->since[i] = 0;
         continue;
       }
       l->since[i] += best;
-      bool due = x == TT__WAY_LEND && cost < 0
+      bool due = x == TT__WAY_OPENMP && cost < 0
                      ? plan->way == TT__WAY_TEAM
                      : l->since[i] >= TT__OVERHEAD_DIV * (cost - best);
       if (due && !plan->trial) {
@@ -352,13 +352,14 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
    * next try waits until the loop has spent TT__OVERHEAD_DIV times the
    * measured excess, so trials stay within their bound even where the
    * numbers that predicted them were wrong. */
-  if (plan->kept && ran == (plan->kept == 1 ? TT__WAY_TEAM : TT__WAY_LEND)) {
+  if (plan->kept && ran == (plan->kept == 1 ? TT__WAY_TEAM : TT__WAY_OPENMP)) {
     float over = ns - plan->pred;
     if (over > 0)
       l->since[plan->kept - 1] = -TT__OVERHEAD_DIV * over;
   }
 
-  /* the work: the caller alone's time, or its own chunks over their share */
+  /* the work: a serial region's time, or the caller's own chunks' time
+   * over their share */
   float e = 0;
   if (ran == TT__WAY_SERIAL)
     e = ns;
@@ -380,12 +381,12 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     x = x > lo ? x : lo;
     int o = plan->omp_spins;
     follow(&l->extra[o][woken], l->extra_s[o][woken], &l->extra_n[o][woken], x);
-  } else if (ran == TT__WAY_LEND && l->work > 0) {
+  } else if (ran == TT__WAY_OPENMP && l->work > 0) {
     float o = ns - l->work / (float)plan->p;
     tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);
   }
   /* the next look: the looks' cost under 1/TT__OVERHEAD_DIV of the
-   * regions' (the caller alone's regions: of their work) */
+   * regions' (serial regions: of their work) */
   float look = get(&tt__the_costs.look);
   float k = look * TT__OVERHEAD_DIV / (ns > 1 ? ns : 1);
   l->skip = k < 1e6f ? (uint32_t)k : 1000000u;

@@ -1,6 +1,7 @@
-/* teams: how a region runs -- on the team, lent to OpenMP, or on the caller
- * alone -- chosen from a cost model with measured constants (internal; the
- * rule is docs/protocol.md item 44, kept in way.c). */
+/* teams: how a region runs -- team (the team's workers), openmp (OpenMP's
+ * threads) or serial (the caller alone) -- chosen from a cost model with
+ * measured constants (internal; the rule is docs/protocol.md item 44, kept
+ * in way.c). */
 #ifndef TEAMS_WAY_H
 #define TEAMS_WAY_H
 
@@ -11,12 +12,13 @@
 #include "atomic.h"
 #include "team-internal.h"
 
-/* The ways, in TEAMS_RUN's order (settings.h: auto|team|serial|openmp): the
- * setting's value is 0 for the rule, else 1 + the way it fixes. */
+/* The ways, named and ordered as TEAMS_RUN's values (settings.h:
+ * auto|team|serial|openmp): the setting's value is 0 for the rule, else
+ * 1 + the way it fixes. */
 typedef enum tt__way {
   TT__WAY_TEAM,   /* on the team's workers (fork.c) */
   TT__WAY_SERIAL, /* on the caller alone */
-  TT__WAY_LEND,   /* on OpenMP's threads (lend.c) */
+  TT__WAY_OPENMP, /* on OpenMP's threads, the region lent (lend.c) */
   TT__WAYS        /* no way: the rule chooses (TEAMS_RUN=auto) */
 } tt__way;
 
@@ -29,7 +31,7 @@ typedef struct tt__costs {
   _Atomic uint32_t fork;      /* a region on spinning workers beyond its work, per worker */
   _Atomic uint32_t wake_call; /* the caller's futex wake of one sleeping worker */
   _Atomic uint32_t wake_lat;  /* from that call until the worker runs */
-  _Atomic uint32_t lend[2];   /* a lent region beyond its work: OpenMP's threads asleep, spinning (0: not measured) */
+  _Atomic uint32_t lend[2];   /* an openmp region beyond its work: OpenMP's threads asleep, spinning (0: not measured) */
   _Atomic uint32_t look;      /* a timed region's own cost: two clock reads and the record */
 } tt__costs;
 extern tt__costs tt__the_costs;
@@ -83,9 +85,9 @@ tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p);
 const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
                               size_t p);
 
-/* The common case, before anything else is looked at: a loop that runs on
- * the caller alone between two timed regions.  Counts it and returns true;
- * it then runs serially and nothing else is due. */
+/* The common case, before anything else is looked at: a loop that runs
+ * serial (on the caller alone) between two timed regions.  Counts it and
+ * returns true; it then runs serially and nothing else is to be done. */
 static inline bool tt__loop_skip_serial(tt__loops *t, tt__loop *l) {
   if (l->skip == 0 || l->work <= 0 ||
       (float)tt_atomic_load_relaxed(&tt__the_costs.fork) * 2.0f < l->work)
@@ -110,7 +112,7 @@ typedef struct tt__way_plan {
   bool wake;       /* team: wake the sleeping workers (else they sit it out) */
   bool timed;      /* time this region and record it */
   bool trial;      /* the loop had no number for this way: counted */
-  int kept;        /* a way kept out, tried again: 1 the team, 2 lending */
+  int kept;        /* a way kept out, tried again: 1 team, 2 openmp */
   float best, pred; /* then: the best way's predicted cost, and this one's */
   size_t m;        /* the region's chunks, p and mode */
   size_t p;
@@ -149,8 +151,8 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
                       size_t p, tt__mode mode, const tt__way_state *s);
 
 /* The holder's and the workers' samples of the constants (fork.c, idle.c,
- * team.c): a wake call's time, a woken worker's latency, a lent region's
- * overhead with OpenMP's threads spinning or not. */
+ * team.c): a wake call's time, a woken worker's latency, an openmp
+ * region's overhead with OpenMP's threads spinning or not. */
 void tt__costs_wake_call(uint64_t ns);
 void tt__costs_wake_lat(uint64_t ns);
 void tt__costs_lend(bool spinning, uint64_t ns);

@@ -155,9 +155,9 @@ check wrap-2w-3r-g4 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=4
 check wrap-2w-3r-g5 pass -DNW=2 -DNH=1 -DNREG=3 -DGENMOD=5
 check sentinel-wrap-2w-2r-static pass -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DGENMOD=4 -DMODES=1
 
-# The way (launcher/way.c): a host may also run its region on the caller
-# alone without taking the team, or lend it to OpenMP (take, publish
-# nothing, release), beside regions on the team.
+# The ways (launcher/way.c): beside team regions, a host may also run its
+# region serial, on the caller alone without taking the team, or openmp,
+# lent to OpenMP (take, publish nothing, release).
 check ways-2w-3r pass -DWAYS -DNW=2 -DNH=1 -DNREG=3
 check ways-2w-2h pass -DWAYS -DNW=2 -DNH=2 -DNREG=1
 check ways-2w-2hw pass -DWAYS -DNW=2 -DNH=2 -DNREG=1 -DBUSY_WAIT $nc

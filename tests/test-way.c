@@ -8,7 +8,7 @@
  * team, numbers that keep a way out are measured again at a bounded share
  * of the loop's time, the work follows what the regions show, and the
  * workers' spin follows what it saves against the gap between regions.
- * The last tests run the real team: cheap regions end up on the caller,
+ * The last tests run the real team: cheap regions end up serial,
  * first touch stays on the team, a region whose workers sleep and are not
  * woken still runs every chunk once, and two kernels alternating through
  * tt_launch keep records of their own.  Not benchmarks: nothing is timed
@@ -120,10 +120,10 @@ Test(way, the_formulas) {
   l.extra[0][0] = l.extra[0][1] = 700;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000 + 700, 1e-2);
-  /* lending: not measured (-1), then lend + E/p */
-  cr_assert_lt(tt__way_predict(&l, TT__WAY_LEND, true, 64, 4, TT__MODE_GREEDY, &s), 0);
+  /* openmp: not measured (-1), then lend + E/p */
+  cr_assert_lt(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &s), 0);
   tt_atomic_store_relaxed(&tt__the_costs.lend[0], 2000);
-  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_LEND, true, 64, 4, TT__MODE_GREEDY, &s),
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &s),
                      2000 + 25000, 1e-2);
 }
 
@@ -189,7 +189,7 @@ Test(way, sleepers_sit_out_a_region_not_worth_their_wake) {
   cr_assert(plan.wake, "a 400 us region left two sleepers out");
 }
 
-/* The work follows the regions: the caller alone's time, or its chunks
+/* The work follows the regions: a serial region's time, or its chunks
  * over their share on the team; a loop whose work grows moves to the team. */
 Test(way, the_work_follows_the_regions) {
   fresh();
@@ -285,34 +285,34 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
                100 * tried / spent, trials);
 }
 
-/* Lending: tried once where the team would win and nothing is known of
+/* openmp: tried once where the team would win and nothing is known of
  * it, then chosen when its measured cost is lower. */
-Test(way, lending_is_tried_once_then_chosen_by_its_cost) {
+Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   tt__way_state s = {0, true, true};
   l->work = 100000;
   tt__way_plan plan;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-  cr_assert_eq(plan.way, TT__WAY_LEND);
+  cr_assert_eq(plan.way, TT__WAY_OPENMP);
   cr_assert(plan.trial && plan.timed);
   virtual_now += 51000;
   tt__way_cost c = {51000, 0, 0, 0, virtual_now};
-  tt__way_record(&tab, &plan, TT__WAY_LEND, &c);
+  tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
   cr_assert_eq(tt_atomic_load_relaxed(&tt__the_costs.lend[1]), 1000);
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-  cr_assert_eq(plan.way, TT__WAY_LEND, "lending at 1 us beside a wake-up");
+  cr_assert_eq(plan.way, TT__WAY_OPENMP, "openmp at 1 us beside a wake-up");
   cr_assert(!plan.trial);
   /* OpenMP's threads asleep: not measured in that state, and the team is
    * dearer... a trial again; measured dear, the team wins */
   s.omp_spins = false;
   l->skip = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-  cr_assert_eq(plan.way, TT__WAY_LEND);
+  cr_assert_eq(plan.way, TT__WAY_OPENMP);
   cr_assert(plan.trial);
   virtual_now += 80000;
   c = (tt__way_cost){80000, 0, 0, 0, virtual_now};
-  tt__way_record(&tab, &plan, TT__WAY_LEND, &c);
+  tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
   l->skip = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM);
@@ -343,7 +343,7 @@ Test(way, the_spin_follows_the_gap) {
 Test(way, a_fixed_way_runs_only_that_way) {
   fresh();
   tt__way_plan plan;
-  static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_LEND};
+  static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_OPENMP};
   tt__way_state s = {0, true, false};
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   for (int k = 0; k < 3; k++) {
@@ -353,7 +353,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
     cr_assert(!plan.timed && !plan.trial);
   }
   s.can_lend = false;
-  tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_LEND, &s, &plan);
+  tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_OPENMP, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM, "nothing to lend to: the team");
 }
 
@@ -395,10 +395,10 @@ static void team_of(size_t n, const char *spin_us) {
   memset(tt__way_mine(), 0, sizeof(tt__loops));
 }
 
-/* Empty regions on the real team end up on the caller alone, and every
- * chunk of every region runs once whichever way it took; the probe measured
- * the constants. */
-Test(way, real_cheap_regions_run_on_the_caller) {
+/* Empty regions on the real team end up serial (on the caller alone), and
+ * every chunk of every region runs once whichever way it took; the probe
+ * measured the constants. */
+Test(way, real_cheap_regions_run_serial) {
   team_of(2, NULL);
   counts x;
   for (int i = 0; i < 5000; i++) {

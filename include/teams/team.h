@@ -7,17 +7,17 @@
  *
  * Where a region runs.  A region (tt_foreach_chunk, tt_foreach_range,
  * tt_launch, an ND-range of the PoCL driver) runs every chunk exactly once,
- * in one of three ways:
- *   - on the team's workers: the caller and up to p - 1 worker threads of
- *     the team;
- *   - on OpenMP's threads: in a program that links an OpenMP runtime
+ * in one of three ways, named as TEAMS_RUN's values:
+ *   - team: on the team's workers, the caller and up to p - 1 worker
+ *     threads of the team;
+ *   - openmp: on OpenMP's threads, in a program that links an OpenMP runtime
  *     (libgomp or libomp), an OpenMP parallel region of at most p threads,
  *     OpenMP's thread t being participant t.  Only from the process's first
  *     thread (where an OpenMP program runs its own regions), and never for a
  *     pinned team (TEAMS_PIN), a region along the tree (TEAMS_TREE_MIN) or
  *     tt_mem_touch (its pages stay where its chunks ran);
- *   - on the caller alone: every chunk in order on the calling thread,
- *     tt_participant() 0 throughout.
+ *   - serial: on the caller alone, every chunk in order on the calling
+ *     thread, tt_participant() 0 throughout.
  * When.  A region runs on the caller alone, whatever TEAMS_RUN says, when
  * m == 1 or p == 1, inside a chunk (nesting), inside an OpenMP parallel
  * region, when the team cannot start, or while another thread holds the
@@ -26,8 +26,8 @@
  *   auto    (the default) each loop runs the way that cost least as
  *           measured in this process, and the others are tried again at a
  *           bounded cost (docs/protocol.md items 43-44), so a tiny region
- *           may run on the caller alone, and a program whose OpenMP threads
- *           hold the CPUs may have its regions lent to them;
+ *           may run serial, and a program whose OpenMP threads hold the
+ *           CPUs may have its regions run openmp;
  *   team    always the team's workers;
  *   serial  always the caller alone;
  *   openmp  always OpenMP's threads where a region can be lent, else the
