@@ -342,15 +342,15 @@ JIT_TEST(second_kernel_object) {
 }
 
 /* The kernel and its program released while their builds are queued or
- * running: the builds end, the kernel goes away after them, and the device
- * keeps working.  Several rounds, several local sizes each (queued builds
- * behind a running one). */
+ * running: the release drops the builds not started and waits for the one
+ * in progress (backend/pocl/compile.c, Kernels), so none is left when it
+ * returns, and the device keeps working.  Several rounds, several local
+ * sizes each (queued builds behind a running one). */
 JIT_TEST(release_while_building) {
   mix_env m;
   mix_open(&m, 2048);
-  tt_cl_stats s0;
+  tt_cl_stats s0, s1;
   int teams = clu_stats(&m.e, &s0) == 0;
-  uint64_t queued = 0;
   for (int r = 0; r < 3; r++) {
     /* A program of its own each round: another kernel beside jit_mix (a
      * comment would not do: PoCL hashes the preprocessed source, and the
@@ -364,20 +364,78 @@ JIT_TEST(release_while_building) {
     const size_t locals[] = {8, 16, 32, 128};
     for (int i = 0; i < 4; i++)
       run_mix(&m.e, k, m.out, m.n, 0, locals[i], (uint32_t)r, m.got);
-    queued += 4;
     clReleaseKernel(k);
+    if (teams) {
+      clu_stats(&m.e, &s1);
+      cr_assert_eq(s1.jit_pending, 0,
+                   "round %d: %llu builds of the released kernel left", r,
+                   (unsigned long long)s1.jit_pending);
+    }
     clReleaseProgram(p);
   }
-  /* The device still runs a fresh kernel meanwhile. */
+  /* The device still runs a fresh kernel, and builds its function. */
   cl_program p = clu_build_src(&m.e, src_mix);
   cl_kernel k = clu_kernel(p, "jit_mix");
+  if (teams)
+    clu_stats(&m.e, &s0);
   run_mix(&m.e, k, m.out, m.n, 0, 64, 99, m.got);
   if (teams)
-    wait_swapped(&m.e, s0.jit_swapped + queued);
+    wait_swapped(&m.e, s0.jit_swapped + 1);
   run_mix(&m.e, k, m.out, m.n, 0, 64, 99, m.got);
   clReleaseKernel(k);
   clReleaseProgram(p);
   mix_close(&m);
+}
+
+/* A program rebuilt with other options right after its kernel was
+ * released, its background builds still queued or running (the OpenCL
+ * CTS's options_build_macro, options_include_directory and
+ * options_denorm_cache do so): clBuildProgram must not find the kernel
+ * attached to the program (CL_INVALID_OPERATION), and the kernel of the
+ * new build computes with the new options. */
+static const char *src_macro =
+    "kernel void jit_macro(global uint *o) {\n"
+    "  o[get_global_id(0)] = (uint)get_global_id(0) * 3u + VAL;\n"
+    "}\n";
+
+JIT_TEST(rebuild_after_release) {
+  clu_env e;
+  cold_cache();
+  clu_open(&e, 0);
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(e.ctx, 1, &src_macro, NULL, &err);
+  CLU_CHECK(err);
+  const size_t n = 1024;
+  cl_mem out = clu_buffer(&e, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL);
+  cl_uint *got = malloc(n * sizeof *got);
+  cr_assert_not_null(got);
+  for (unsigned r = 1; r <= 3; r++) {
+    char opts[64];
+    snprintf(opts, sizeof opts, "-cl-std=CL3.0 -DVAL=%uu", r);
+    err = clBuildProgram(p, 1, &e.dev, opts, NULL, NULL);
+    cr_assert_eq(err, CL_SUCCESS, "build %u (%s) returned %d", r, opts, err);
+    cl_kernel k = clu_kernel(p, "jit_macro");
+    CLU_ARG(k, 0, out);
+    /* Each local size a specialisation new to the process: on teams the
+     * first one's build runs, the others' wait behind it. */
+    const size_t locals[] = {8, 16, 32};
+    for (int i = 0; i < 3; i++) {
+      CLU_CHECK(clEnqueueNDRangeKernel(e.q, k, 1, NULL, &n, &locals[i], 0,
+                                       NULL, NULL));
+      CLU_CHECK(clEnqueueReadBuffer(e.q, out, CL_TRUE, 0, n * sizeof *got,
+                                    got, 0, NULL, NULL));
+      for (size_t g = 0; g < n; g++)
+        cr_assert_eq(got[g], (cl_uint)g * 3u + r,
+                     "build %u, local %zu, item %zu: %u", r, locals[i], g,
+                     got[g]);
+    }
+    clReleaseKernel(k);
+  }
+  free(got);
+  clReleaseMemObject(out);
+  clReleaseProgram(p);
+  clu_close(&e);
+  drop_cache();
 }
 
 /* The process ends with builds still queued: the exit waits for the one in
@@ -397,8 +455,8 @@ JIT_TEST(exit_with_builds_pending) {
   const size_t locals[] = {4, 8, 16, 32, 64, 128};
   for (int i = 0; i < 6; i++)
     run_mix(&m.e, k, m.out, m.n, 0, locals[i], 5, m.got);
-  clReleaseKernel(k);
-  clReleaseProgram(p);
+  /* The kernel and its program stay: releasing the kernel would drop its
+   * builds not started (backend/pocl/compile.c, Kernels) before the exit. */
   mix_close(&m);
 }
 

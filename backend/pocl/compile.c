@@ -7,13 +7,28 @@
  * at the process's own priority: a build holds PoCL's LLVM lock, which the
  * application's threads wait for in clBuildProgram and clCreateKernel, so a
  * thread that runs below them would hold them up for as long as other
- * work keeps it off the CPUs (priority inversion; see Rejected).  A build
- * job holds a reference on its kernel (taken at
- * submit, released by the thread after the build), so clReleaseKernel and
- * clReleaseProgram may come at any time: the last release then happens on
- * the compile thread, which holds no lock of ours when it makes it.  A
+ * work keeps it off the CPUs (priority inversion; see Rejected).  A
  * built function is published by a release store of its entry's wg, after
  * dl (compile_main); tp_jit_resolve reads wg with acquire.
+ *
+ * Kernels.  A build job holds no reference on its kernel: the kernel must
+ * leave its program when the application's last clReleaseKernel (or its
+ * last command) lets go of it, since clBuildProgram and clCompileProgram
+ * refuse a program with kernels attached (CL_INVALID_OPERATION), and a
+ * program is rebuilt with other options right after its kernels are
+ * released (the OpenCL CTS's compiler tests: -D, -I, -cl-denorms-are-zero).
+ * So the kernel's free (tp_free_kernel: the last reference, no command on
+ * it, libpocl holding the program's lock) calls tp_compile_drop_kernel,
+ * which drops the kernel's builds not started and waits for its build in
+ * progress: a build reads the kernel, its metadata and its program's IR,
+ * which a rebuild frees.  The wait cannot close a cycle with PoCL's locks:
+ * a build takes only PoCL's codegen and LLVM locks, and PoCL takes those
+ * after object locks, never an object lock under them.  Meanwhile the
+ * program stays locked: its other users wait for that build too.  A
+ * dropped build's entry leaves the table, as a failed build's does
+ * (tp_fn_forget): the next kernel object of the build that launches that
+ * specialisation queues it again, while kernel objects that already hold
+ * the entry run the generic function for it.
  *
  * Process exit.  LLVM must not be torn down under a build: a specialised
  * codegen constructs function-local statics of LLVM the generic one did
@@ -34,7 +49,13 @@
  * (wgfunc.h, Locks).  The thread builds (PoCL's codegen and LLVM locks)
  * with none of ours held.
  *
- * Rejected: nice 19 for the compile thread (so that it would compete for a
+ * Rejected: a build job holding a reference on its kernel (the kernel
+ * stayed attached to its program until the build ended, after the
+ * application had released it, and clBuildProgram failed); at the kernel's
+ * free, waiting for its builds not started too (a release, or the command
+ * that dropped the last reference, would wait for a codegen per
+ * specialisation; the generic function serves them meanwhile); nice 19 for
+ * the compile thread (so that it would compete for a
  * core only when the team leaves one idle): beside any busy process its
  * share of a CPU became a few percent, and every clBuildProgram of the
  * application waited behind its build for minutes (docs/measurements.md,
@@ -48,8 +69,6 @@
  * exit's destructors need). */
 #include "wgfunc.h"
 
-#include "teams-pocl-icd.h"
-
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -59,6 +78,8 @@ static struct {
   pthread_cond_t cond;            /* jobs queued, busy cleared, shutdown */
   tp_job *head, *tail;
   int started, busy, shutdown;
+  cl_kernel building;             /* the kernel of the build in progress
+                                     (busy), for tp_compile_drop_kernel */
   _Atomic int paused;             /* written under lock; see Process exit */
   pthread_t thread;
 } jit = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
@@ -80,6 +101,7 @@ compile_main (void *arg)
       if (jit.head == NULL)
         jit.tail = NULL;
       jit.busy = 1;
+      jit.building = j->kernel;
       pthread_mutex_unlock (&jit.lock);
 
       void *dl = NULL;
@@ -96,15 +118,12 @@ compile_main (void *arg)
       else
         tp_fn_forget (j->fn);
       tp_fn_release (j->fn);
-      tp_device *d = j->d;
-      /* May be the last reference: frees the kernel (tp_free_kernel) and
-       * releases its program. */
-      tp_icd_release_kernel (j->kernel);
+      tt_atomic_fetch_sub_relaxed (&j->d->n_jit_pending, 1);
       free (j);
-      tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
 
       pthread_mutex_lock (&jit.lock);
       jit.busy = 0;
+      jit.building = NULL; /* its free may go on (tp_compile_drop_kernel) */
       pthread_cond_broadcast (&jit.cond);
     }
   pthread_mutex_unlock (&jit.lock);
@@ -112,8 +131,8 @@ compile_main (void *arg)
 }
 
 /* atexit: no build may run while the process tears LLVM down.  Builds not
- * started are dropped (their kernel references with them: the process
- * ends); the one in progress is waited for. */
+ * started are dropped (the process ends); the one in progress is waited
+ * for. */
 static void
 compile_shutdown (void)
 {
@@ -225,14 +244,52 @@ tp_compile_queue (tp_device *d, _cl_command_node *node, tp_fn *f, tp_job *j)
   j->cmd.command.run.force_large_grid_wg_func
       = node->command.run.force_large_grid_wg_func;
   tp_compile_watch_thread ();
-  tp_icd_retain_kernel (k);
   tt_atomic_fetch_add_relaxed (&d->n_jit_pending, 1);
   if (enqueue_job (j) != 0)
     {
       tt_atomic_fetch_sub_relaxed (&d->n_jit_pending, 1);
-      tp_icd_release_kernel (k);
       tp_fn_forget (f); /* never built */
       tp_fn_release (f);
+      free (j);
+    }
+}
+
+/* The kernel k is being freed: its builds not started are dropped, and its
+ * build in progress is waited for (see Kernels at the top).  No build of k
+ * can be queued any more: a launch that queues one holds a reference on k.
+ * Takes jit.lock, then fns.lock after releasing it (tp_fn_forget). */
+void
+tp_compile_drop_kernel (cl_kernel k)
+{
+  tp_job *dropped = NULL;
+  pthread_mutex_lock (&jit.lock);
+  tp_job **link = &jit.head, *last = NULL;
+  while (*link != NULL)
+    {
+      tp_job *j = *link;
+      if (j->kernel == k)
+        {
+          *link = j->next;
+          j->next = dropped;
+          dropped = j;
+        }
+      else
+        {
+          last = j;
+          link = &j->next;
+        }
+    }
+  jit.tail = last;
+  while (jit.busy && jit.building == k)
+    pthread_cond_wait (&jit.cond, &jit.lock);
+  pthread_mutex_unlock (&jit.lock);
+  while (dropped != NULL)
+    {
+      tp_job *j = dropped;
+      dropped = j->next;
+      tp_fn_forget (j->fn); /* never built */
+      tp_fn_release (j->fn);
+      tt_atomic_fetch_sub_relaxed (&j->d->n_jit_pending, 1);
       free (j);
     }
 }

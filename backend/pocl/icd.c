@@ -1,5 +1,4 @@
-/* teams PoCL driver: reference counts of PoCL objects that libpocl does not
- * export (it exports only the ICD entry points and a few POcl* names).
+/* teams PoCL driver: a teams device's own ICD dispatch table.
  *
  * In an ICD build every PoCL object starts with its dispatch table (the
  * BUILD_ICD layout config.h.in selects), which holds PoCL's own entry points
@@ -23,24 +22,6 @@ typedef struct object_head {
   void *disp_data;
 #endif
 } object_head;
-
-static const struct _cl_icd_dispatch *
-dispatch_of (void *object)
-{
-  return ((object_head *)object)->dispatch;
-}
-
-void
-tp_icd_retain_kernel (void *kernel)
-{
-  dispatch_of (kernel)->clRetainKernel ((cl_kernel)kernel);
-}
-
-void
-tp_icd_release_kernel (void *kernel)
-{
-  dispatch_of (kernel)->clReleaseKernel ((cl_kernel)kernel);
-}
 
 /* ---- the two entry points sub-devices need (subdev.c) ----------------------
  *

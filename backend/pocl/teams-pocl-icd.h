@@ -1,13 +1,9 @@
 /* teams PoCL driver: what goes through PoCL's ICD dispatch tables (icd.c):
- * clRetainKernel / clReleaseKernel on a PoCL kernel, and the two entry
- * points of a teams device that subdev.c answers. */
+ * the two entry points of a teams device that subdev.c answers. */
 #ifndef TEAMS_POCL_ICD_H
 #define TEAMS_POCL_ICD_H
 
 #include <CL/cl.h>
-
-void tp_icd_retain_kernel (void *kernel);
-void tp_icd_release_kernel (void *kernel);
 
 /* Gives a teams device (or sub-device) the driver's dispatch table, whose
  * clCreateSubDevices and clGetDeviceInfo are the two below.  The first call

@@ -464,9 +464,9 @@ tp_create_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
 }
 
 /* Called by clReleaseKernel on the last reference, with the program locked:
- * no command and no build job refers to the kernel any more.  Its
- * functions stay in the table for the next kernel object of the same
- * build. */
+ * no command refers to the kernel any more, and after
+ * tp_compile_drop_kernel no build job does.  Its functions stay in the
+ * table for the next kernel object of the same build. */
 int
 tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
                 unsigned program_device_i)
@@ -476,6 +476,9 @@ tp_free_kernel (cl_device_id device, cl_program program, cl_kernel kernel,
   tp_kernel *tk = kernel->data[program_device_i];
   if (tk == NULL)
     return CL_SUCCESS;
+  /* Only launches of a kernel with our state queue builds of it; the
+   * first device's call drops them all. */
+  tp_compile_drop_kernel (kernel);
   kernel->data[program_device_i] = NULL;
   tp_use *u = tt_atomic_load_relaxed (&tk->spec);
   while (u != NULL)

@@ -48,11 +48,12 @@
  * event locked; whoever holds those locks never waits for ours), then
  * fns.lock (tp_fn_spec) or jit.lock
  * (tp_compile_queue) (order event -> tk->lock -> fns.lock, and tk->lock ->
- * jit.lock; fns.lock and jit.lock are never held together), and retains the
- * kernel (its object lock, never held by PoCL while it takes an event
- * lock); and tp_free_kernel, which libpocl calls with the program locked,
- * takes fns.lock.  No dlopen or dlclose runs under fns.lock.  The compile
- * thread takes PoCL's codegen and LLVM locks with none of ours held. */
+ * jit.lock; fns.lock and jit.lock are never held together); and
+ * tp_free_kernel, which libpocl calls with the program (from PoCL 6, also
+ * the kernel) locked, takes jit.lock, waiting there for the kernel's build
+ * in progress (compile.c, Kernels), then fns.lock.  No dlopen or dlclose
+ * runs under fns.lock.  The compile thread takes PoCL's codegen and LLVM
+ * locks with none of ours held. */
 #ifndef TEAMS_POCL_WGFUNC_H
 #define TEAMS_POCL_WGFUNC_H
 
@@ -100,7 +101,9 @@ typedef struct tp_kernel {
  * queues it (resolve.c), freed by the thread. */
 typedef struct tp_job {
   struct tp_job *next;
-  cl_kernel kernel;               /* a reference held by the job */
+  cl_kernel kernel;               /* not held: the kernel's free drops
+                                     or waits for the job (compile.c,
+                                     Kernels) */
   tp_device *d;
   tp_fn *fn;                      /* held by the job */
   _cl_command_node cmd;           /* what PoCL's build reads of a launch */
@@ -145,6 +148,10 @@ void tp_compile_watch_thread (void);
  * held; takes jit.lock. */
 void tp_compile_queue (tp_device *d, _cl_command_node *node, tp_fn *f,
                        tp_job *j);
+/* Drops the builds of the kernel k not started and waits for its build
+ * in progress: from k's free (tp_free_kernel).  Takes jit.lock, then
+ * fns.lock. */
+void tp_compile_drop_kernel (cl_kernel k);
 /* Resumes the builds a thread's end paused.  Called by a launch that runs
  * a generic function. */
 void tp_compile_resume (void);
