@@ -56,13 +56,27 @@ static uint32_t mix_host(size_t g, size_t local, size_t offset,
  * when there is one; removed at the end (drop_cache). */
 static char cache_dir[4096];
 
+/* mkdir -p: every level of dir (a fresh build has no pocl-cache/ yet). */
+static void make_dirs(const char *dir) {
+  char path[sizeof cache_dir];
+  int len = snprintf(path, sizeof path, "%s", dir);
+  cr_assert(len > 0 && (size_t)len < sizeof path);
+  for (char *c = path + 1; *c; c++)
+    if (*c == '/') {
+      *c = 0;
+      mkdir(path, 0755);
+      *c = '/';
+    }
+  mkdir(path, 0755);
+}
+
 static void cold_cache_named(const char *name) {
   const char *root = getenv("POCL_CACHE_DIR");
   int len = snprintf(cache_dir, sizeof cache_dir, "%s/%s",
                      root && *root ? root : "/tmp", name);
   cr_assert(len > 0 && (size_t)len < sizeof cache_dir);
   if (root && *root)
-    mkdir(root, 0755);
+    make_dirs(root);
 }
 
 static int keep_cache; /* drop_cache leaves it (exit_with_builds_pending) */
