@@ -47,10 +47,10 @@ static int run_child(const bench_conditions_opt *o, const char *path, size_t see
   snprintf(round_s, sizeof round_s, "%u", round);
   char *argv[] = {(char *)path, "--seed", seed_s, "--unit-ns", (char *)unit,
                   "--label", (char *)systems[sys], "--round", round_s, NULL};
-  static char omp[64], run[32];
+  static char omp[64], way[32];
   snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%zu", o->cpus);
-  snprintf(run, sizeof run, "TEAMS_RUN=%s", sys ? systems[sys] : "");
-  const char *set[2] = {omp, run};
+  snprintf(way, sizeof way, "TEAMS_RUN=%s", sys ? systems[sys] : "");
+  const char *set[2] = {omp, way};
   char **env = bench_child_env(set, 2);
   char what[200];
   snprintf(what, sizeof what, "programs: seed %zu, %s, round %u", seed, systems[sys], round);

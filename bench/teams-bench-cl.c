@@ -99,7 +99,7 @@ typedef struct device_def {
   const char *vendors; /* OCL_ICD_VENDORS */
   const char *params;  /* POCL_TEAMS0_PARAMETERS, or NULL */
   int idle_threads;    /* threads the child starts and leaves blocked */
-  const char *run;     /* TEAMS_RUN (a fixed way), or NULL: as inherited */
+  const char *way;     /* TEAMS_RUN (a fixed way), or NULL: as inherited */
 } device_def;
 
 /* cpu-minimal/threads: how many idle threads (blocked in a condition variable)
@@ -721,7 +721,7 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
   if (pipe(fds) != 0)
     die("pipe: %s", strerror(errno));
   char e_vendors[4200], e_devices[128], e_cache[4200], e_params[256],
-      e_idle[64], e_run[64];
+      e_idle[64], e_way[64];
   snprintf(e_vendors, sizeof e_vendors, "OCL_ICD_VENDORS=%s", d->vendors);
   snprintf(e_devices, sizeof e_devices, "POCL_DEVICES=%s", d->pocl);
   snprintf(e_cache, sizeof e_cache, "POCL_CACHE_DIR=%s", cache);
@@ -729,7 +729,7 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
            d->params ? d->params : "");
   snprintf(e_idle, sizeof e_idle, "TEAMS_BENCH_IDLE_THREADS=%d",
            d->idle_threads);
-  snprintf(e_run, sizeof e_run, "TEAMS_RUN=%s", d->run ? d->run : "");
+  snprintf(e_way, sizeof e_way, "TEAMS_RUN=%s", d->way ? d->way : "");
   /* The environment minus what we set. */
   size_t n = 0;
   while (environ[n])
@@ -743,7 +743,7 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
         strncmp(environ[i], "TEAMS_BENCH_IDLE_THREADS=", 25) &&
         (d->params == NULL ||
          strncmp(environ[i], "POCL_TEAMS0_PARAMETERS=", 23)) &&
-        (d->run == NULL || strncmp(environ[i], "TEAMS_RUN=", 10)))
+        (d->way == NULL || strncmp(environ[i], "TEAMS_RUN=", 10)))
       env[k++] = environ[i];
   env[k++] = e_vendors;
   env[k++] = e_devices;
@@ -752,8 +752,8 @@ static int spawn_child(const device_def *d, const char *what, const char *child,
     env[k++] = e_params;
   if (d->idle_threads)
     env[k++] = e_idle;
-  if (d->run)
-    env[k++] = e_run;
+  if (d->way)
+    env[k++] = e_way;
   env[k] = NULL;
   char *argv[] = {opt.self, "--child", (char *)what,
                   opt.quick ? "--quick" : NULL, NULL};
@@ -999,7 +999,7 @@ int main(int argc, char **argv) {
   mkdir(TT_BENCH_CACHE, 0755);
   for (size_t i = 0; i < NDEVICES; i++) {
     char cache[4200];
-    if (devices[i].run) /* the same kernels as its device without TEAMS_RUN */
+    if (devices[i].way) /* the same kernels as its device without TEAMS_RUN */
       continue;
     warm_cache_path(cache, sizeof cache, &devices[i]);
     spawn_child(&devices[i], "warm", NULL, cache, 0);

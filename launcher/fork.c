@@ -46,9 +46,9 @@ typedef struct desc {
 
 /* Hands the region described by d with go word `go` to the children of
  * participant `me`, whose subtree is [me, hi): the first participant of each
- * of min(k, hi - me - 1) runs that split me+1..hi-1 as tt__block does (the
- * longer runs first, handed first), each with its run as its subtree
- * (protocol 38).  Flat is k = hi - me - 1: every participant its own run.
+ * of min(k, hi - me - 1) spans that split me+1..hi-1 as tt__block does (the
+ * longer spans first, handed first), each with its span as its subtree
+ * (protocol 38).  Flat is k = hi - me - 1: every participant its own span.
  * For each child: its descriptor into its line, then the exchange of its go
  * word, and a wake-up when the old word had SLEEP (protocol 6, 9, 39), which
  * the holder in sentinel mode leaves to the sentinel (wake_req; *asleep

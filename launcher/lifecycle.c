@@ -182,7 +182,7 @@ static int start_locked(int tid) {
   tt_atomic_store_relaxed(&T->busy_wait, set.value[TT__SET_BUSY] == 1);
   T->slots = n;
   T->sentinel_mode = set.value[TT__SET_IDLE] == 1;
-  tt_atomic_store_relaxed(&T->run, (int)set.value[TT__SET_RUN]);
+  tt_atomic_store_relaxed(&T->way, (int)set.value[TT__SET_RUN]);
   tt_atomic_store_relaxed(&T->tree_min, (size_t)set.value[TT__SET_TREE_MIN]);
   T->tree_k = (size_t)set.value[TT__SET_TREE_K];
   /* TEAMS_PIN's choices, none|cores|numa, are TT_PIN_*'s values */

@@ -384,7 +384,7 @@ uint64_t tt__foreach_range_last_ns(const void *site, size_t n, size_t grain,
   return l && l->last_ns > 0 ? (uint64_t)l->last_ns : 0;
 }
 
-/* ---- a range on a run of participants -------------------------------------- */
+/* ---- a range on a span of participants ------------------------------------- */
 
 /* tt__foreach_range_on (teams-driver.h).  Static regions of first + count
  * chunks, chunk c for participant c: the team's protocol knows nothing of
@@ -401,7 +401,7 @@ uint64_t tt__foreach_range_last_ns(const void *site, size_t n, size_t grain,
  *   static  round 0: member k runs its block k of whole grains and marks it
  *           done; later rounds: the blocks not done, from a shared counter
  *           over their list, on whichever members run (a block moves to
- *           another member of the run, never outside it);
+ *           another member of the span, never outside it);
  *   other   grains from one shared counter among the members (the steal
  *           schedule's victim orders and its rescue by participant 0 assume
  *           a region over participants 0..p-1 held by one of them, which a
@@ -540,7 +540,7 @@ int tt__foreach_range_on(void (*f)(void *ctx, size_t begin, size_t end),
   }
   on_range s = {f,       ctx, n, grain, grains, first, count,
                 dynamic, 0,   0, NULL,  NULL,   0,     0};
-  /* static's bookkeeping: on the stack for runs of up to 256 */
+  /* static's bookkeeping: on the stack for spans of up to 256 */
   _Atomic uint64_t done_small[4];
   size_t left_small[256];
   size_t words = (count + 63) / 64;

@@ -170,11 +170,12 @@ typedef struct tt__team {
    * them; size, the workers actually made, is known only later). */
   size_t slots;
   bool sentinel_mode; /* TEAMS_IDLE=sentinel */
-  /* run, tree_min and pin are read before the team is taken (the way, the
-   * lending test), while a restart may be rewriting them: relaxed atomics.
+  /* way, tree_min and pin are read before the team is taken (the way's
+   * choice, the lending test), while a restart may be rewriting them:
+   * relaxed atomics.
    * A stale value only picks a worse way for one region; team.c checks
    * lending again once it holds the team. */
-  _Atomic int run; /* TEAMS_RUN: 0 the rule's choice, else 1 + the way (way.h) */
+  _Atomic int way; /* TEAMS_RUN: 0 the rule's choice, else 1 + the way (way.h) */
   _Atomic size_t
       tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
   size_t tree_k;   /* ... use the tree, of branching TEAMS_TREE_K (held) */

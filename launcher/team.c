@@ -35,8 +35,8 @@ int tt__team_run(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
 /* TEAMS_RUN's way, TT__WAYS for the rule's choice (read before the team is
  * taken: relaxed, protocol 2's hint rule). */
 static tt__way fixed_way(void) {
-  int run = tt_atomic_load_relaxed(&tt__the_team.run);
-  return run ? (tt__way)(run - 1) : TT__WAYS;
+  int way = tt_atomic_load_relaxed(&tt__the_team.way);
+  return way ? (tt__way)(way - 1) : TT__WAYS;
 }
 
 /* The region, once m and p are what it runs (m >= 2, 2 <= p <= m) and the

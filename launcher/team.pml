@@ -208,7 +208,7 @@ inline wake_requested(upto) {
 /* hand_on, by participant `me` (0: the holder) whose subtree is [me, hi), of
  * the region of generation g, go word gw: flat (tr 0, me 0), every
  * participant 1..hi-1; tree, the first participant of each of min(TREE_K,
- * hi - me - 1) runs that split me+1..hi-1 as tt__block does, with its run as
+ * hi - me - 1) spans that split me+1..hi-1 as tt__block does, with its span as
  * its subtree.  For each: the descriptor, the exchange of its go word, and
  * the wake-up when the old word had SLEEP (deleg: left to the sentinel).
  * Leaves the number of children in kids. */

@@ -69,7 +69,7 @@ int tt__topology_load(hwloc_topology_t *out, const char *synthetic,
  * TT_PIN_CORES: one PU per core, cores in topology order, SMT siblings only
  * once every core has one.  TT_PIN_NUMA: participants spread evenly over
  * the NUMA nodes that hold candidate PUs (as the nodes' capacities allow),
- * in contiguous runs: participants 0..k0-1 on the first node, k0..k1-1 on
+ * in contiguous spans: participants 0..k0-1 on the first node, k0..k1-1 on
  * the next, ...; within a node, cores order.  Falls back to cores when the
  * nodes are rejected (overlapping or emulated).  Returns 0, TT_ERANGE when
  * there are fewer candidate PUs than participants (cpus all -1), TT_EINVAL. */

@@ -13,11 +13,11 @@
  *   cores  participant i on the i-th core in topology order, one PU per core;
  *          SMT siblings only once every core has one participant.
  *   numa   participants spread evenly over the NUMA nodes that hold CPUs (as
- *          far as each node has PUs), in contiguous runs: 0..k0-1 on the
+ *          far as each node has PUs), in contiguous spans: 0..k0-1 on the
  *          first node, k0..k1-1 on the next, ...; cores order within a node.
- *          Contiguous runs make a node's participants a run of indices: a
+ *          Contiguous spans make a node's participants a span of indices: a
  *          sub-team of one node (the PoCL driver's sub-devices, which keep
- *          block k on member k) is then one run.  A range's blocks are dealt
+ *          block k on member k) is then one span.  A range's blocks are dealt
  *          over the nodes and LLCs instead (the snapshot's deal, order.h).
  *          Rejected nodes: as cores.
  *   Fewer candidate PUs than participants: nobody is pinned.

@@ -1,7 +1,7 @@
 /* teams: a rank's part of a global launch, and the collective check.
  *
  * The part is pure arithmetic on the resolved NDRange: groups along the
- * split dimension are dealt out in contiguous runs, rank order, the first
+ * split dimension are dealt out in contiguous spans, rank order, the first
  * (groups % size) ranks one more.  Global ids are preserved through the
  * launcher's offset, so the kernel needs no change.
  *

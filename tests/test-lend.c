@@ -63,14 +63,14 @@ static void count_nested(void *ctx, size_t c) {
 /* A team of n participants whose regions run as TEAMS_RUN says, OpenMP
  * regions of omp_threads threads (the runtime read OMP_NUM_THREADS when it
  * was loaded: set it through the API), and a region record to check. */
-static region *team_of(const char *n, int omp_threads, const char *run,
+static region *team_of(const char *n, int omp_threads, const char *way,
                        const char *pin) {
 #if defined(__SANITIZE_THREAD__)
   cr_skip_test("ThreadSanitizer build: regions are never lent (lend.c)");
 #endif
   setenv("TEAMS_NUM_THREADS", n, 1);
   omp_set_num_threads(omp_threads);
-  setenv("TEAMS_RUN", run, 1);
+  setenv("TEAMS_RUN", way, 1);
   if (pin)
     setenv("TEAMS_PIN", pin, 1);
   else
@@ -170,8 +170,8 @@ Test(lend, only_from_the_first_thread, .timeout = 60) {
 /* A pinned team, or TEAMS_RUN=team: the team's own participants only,
  * chunk c on participant c, or on the caller when its worker came late
  * (docs/protocol.md item 10). */
-static void never_lent(const char *run, const char *pin) {
-  region *r = team_of("4", 4, run, pin);
+static void never_lent(const char *way, const char *pin) {
+  region *r = team_of("4", 4, way, pin);
   for (int i = 0; i < 10; i++) {
     cr_assert_eq(run_region(r, 4, 4, TT__MODE_STATIC, NULL), 0);
     for (size_t c = 0; c < 4; c++) {

@@ -111,7 +111,7 @@ static hwloc_topology_t load(const char *synthetic) {
 }
 
 /* On synthetic machines pinned with TEAMS_PIN=numa, the blocks are dealt
- * over the nodes (tt__order_deal): every run of pages from the start of the
+ * over the nodes (tt__order_deal): every span of pages from the start of the
  * array holds each node's share of it to within two blocks, so a cost that
  * grows along the array is split evenly between the nodes, and the whole
  * array gives each node its participants' share to within one page per
@@ -474,7 +474,7 @@ Test(interleave, sets_the_policy) {
   cr_assert_eq(tt_mem_interleave(NULL, 5), TT_EINVAL);
 }
 
-/* tt__mem_touch_on: the pages of a run of participants' blocks are present
+/* tt__mem_touch_on: the pages of a span of participants' blocks are present
  * afterwards and keep their contents; with the team held by another thread
  * nothing is touched (TT_EBUSY) and the pages stay absent. */
 

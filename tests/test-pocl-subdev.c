@@ -263,7 +263,7 @@ SUBDEV_TEST(l3) {
   clu_close(&e);
 }
 
-/* Equally and by counts: contiguous runs of participants, in order. */
+/* Equally and by counts: contiguous spans of participants, in order. */
 SUBDEV_TEST(equally_and_by_counts) {
   setup(MACHINE, NULL);
   clu_env e;
@@ -527,7 +527,7 @@ SUBDEV_TEST(buffers_on_their_node) {
   clu_close(&e);
 }
 
-/* A domain whose participants are not one run is not offered: pinned by
+/* A domain whose participants are not one span is not offered: pinned by
  * node on 2 nodes x 2 cores x 2 SMT threads, a node's participants take
  * each core's first thread before any second one (0, 1 on the first PUs of
  * cores 0, 1; 2, 3 on their siblings), so a core's L2 holds participants 0

@@ -456,7 +456,7 @@ Test(range, static_and_steal_follow_the_deal) {
   free(who);
 }
 
-/* ---- tt__foreach_range_on: a range on a run of participants -------------- */
+/* ---- tt__foreach_range_on: a range on a span of participants ------------- */
 
 typedef struct on_rec {
   size_t n, grain, first, count, grains;
@@ -478,8 +478,8 @@ static void on_f(void *ctx, size_t begin, size_t end) {
   }
 }
 
-/* Every run of participants of a 6-participant team, every schedule: each
- * index once, only on the run's participants; with check_order, static
+/* Every span of participants of a 6-participant team, every schedule: each
+ * index once, only on the span's participants; with check_order, static
  * blocks in order (TEAMS_RUN=team: a run on the caller alone, when the busy
  * rule makes one, has its blocks run by the rounds in another order). */
 static void members_only(int check_order) {

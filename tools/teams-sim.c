@@ -115,7 +115,7 @@
 #define UNIT_NS 5.0 /* one unit of compute: a dependent multiply-add chain
                        (bench.h's row body), a few ns on any of them */
 #define ROW_BYTES 64.0
-/* Probes in a run are independent loads: the core issues the next before
+/* Probes in one scan are independent loads: the core issues the next before
  * the last one's line arrived.  Measured by bench/teams-bench-line-scan (a
  * scan's line read against a chain of dependent reads: 12.6x to 18x,
  * docs/measurements.md); the model takes a conservative 8. */
@@ -891,9 +891,9 @@ static void setup_free(setup *u) {
 
 /* Critical path of publishing along fork.c's tree (hand_on): participant i
  * whose subtree is [i, hi) hands the region to the first participant of
- * each of min(k, hi - i - 1) runs that split i+1..hi-1 as tt__block does,
+ * each of min(k, hi - i - 1) spans that split i+1..hi-1 as tt__block does,
  * writing their lines in turn, so child j starts after j + 1 transfers by
- * i (with cores-order pinning a run is a set of neighbours); lat NULL counts
+ * i (with cores-order pinning a span is a set of neighbours); lat NULL counts
  * transfers.  The join is the mirror image: children add to their parent's
  * `done` one transfer at a time, and a parent reports when all have. */
 static double tree_path(const sim *s, size_t i, size_t hi, size_t k,

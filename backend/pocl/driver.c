@@ -280,7 +280,7 @@ teams_init (unsigned j, cl_device_id device, const char *params)
    * the team's threads. */
   device->max_compute_units = (cl_uint)set.participants;
 
-  /* Sub-devices: runs of participants, by count or by affinity domain
+  /* Sub-devices: spans of participants, by count or by affinity domain
    * (subdev.c); their ND-ranges run on their participants only (run.c). */
   tp_subdev_init (d);
   return CL_SUCCESS;

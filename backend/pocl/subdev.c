@@ -1,15 +1,15 @@
 /* teams PoCL driver: sub-devices (clCreateSubDevices).
  *
  * A teams device is the team's participants [0, cu) (cu= in its parameters,
- * the team's size by default).  A sub-device is a contiguous run of them,
+ * the team's size by default).  A sub-device is a contiguous span of them,
  * [core_start, core_start + core_count) in libpocl's fields, which libpocl
  * fills for partitions equally and by counts (each sub-device starting
- * where the previous one ended, nested ones inside their parent's run); its
+ * where the previous one ended, nested ones inside their parent's span); its
  * ND-ranges run on those participants only (run.c, tt__foreach_range_on).
  * Participants are numbered in topology order when the team is pinned
- * (TEAMS_PIN=numa: a node's participants in a run, cores in order inside it;
- * TEAMS_PIN=cores: cores in order), so a run of neighbouring participants is
- * as close together as the machine allows.
+ * (TEAMS_PIN=numa: a node's participants in a span, cores in order inside
+ * it; TEAMS_PIN=cores: cores in order), so a span of neighbouring
+ * participants is as close together as the machine allows.
  *
  * By affinity domain.  libpocl 3.1 refuses CL_DEVICE_PARTITION_BY_AFFINITY_
  * DOMAIN and reports no domains, so the driver answers clCreateSubDevices
@@ -18,9 +18,9 @@
  * sub-devices then report the partition they were asked for
  * (CL_DEVICE_PARTITION_TYPE: BY_AFFINITY_DOMAIN and the domain used, also
  * for NEXT_PARTITIONABLE, as OpenCL asks).  A domain kind is offered for a
- * device when every participant of its run has a domain of that kind
+ * device when every participant of its span has a domain of that kind
  * (launcher/domains.c: a pinned team only), each domain's participants form
- * one run, and there are at least two of them; NEXT_PARTITIONABLE takes the
+ * one span, and there are at least two of them; NEXT_PARTITIONABLE takes the
  * first such kind in the order NUMA, L4, L3, L2, L1.  TEAMS_POCL_TOPOLOGY=
  * <hwloc synthetic description> (tests) takes the domains from that machine
  * as TEAMS_PIN=numa would pin the team on it, instead of the running
@@ -71,18 +71,18 @@ tp_device_range (cl_device_id dev, size_t *first, size_t *count)
     }
 }
 
-/* The runs of kind k over participants [first, first + count) into
- * sizes[] (when not NULL): how many, or 0 when kind k cannot partition them
- * (a participant without such a domain, a domain in two runs). */
+/* The spans of kind k's domains over participants [first, first + count)
+ * into sizes[] (when not NULL): how many, or 0 when kind k cannot partition
+ * them (a participant without such a domain, a domain in two spans). */
 static size_t
-domain_runs (const tp_device *d, int k, size_t first, size_t count,
+domain_spans (const tp_device *d, int k, size_t first, size_t count,
              cl_uint *sizes)
 {
   size_t n = d->set.participants;
   if (d->dom == NULL || count == 0 || first + count > n)
     return 0;
   const int *id = d->dom + (size_t)k * n;
-  size_t runs = 0, len = 0;
+  size_t spans = 0, len = 0;
   for (size_t i = first; i < first + count; ++i)
     {
       if (id[i] < 0)
@@ -94,15 +94,15 @@ domain_runs (const tp_device *d, int k, size_t first, size_t count,
         }
       for (size_t j = first; j < i; ++j)
         if (id[j] == id[i])
-          return 0; /* the domain came back: not one run */
-      if (sizes != NULL && runs > 0)
-        sizes[runs - 1] = (cl_uint)len;
-      ++runs;
+          return 0; /* the domain came back: not one span */
+      if (sizes != NULL && spans > 0)
+        sizes[spans - 1] = (cl_uint)len;
+      ++spans;
       len = 1;
     }
   if (sizes != NULL)
-    sizes[runs - 1] = (cl_uint)len;
-  return runs;
+    sizes[spans - 1] = (cl_uint)len;
+  return spans;
 }
 
 /* The CL_DEVICE_AFFINITY_DOMAIN_* bits that partition dev, with
@@ -115,7 +115,7 @@ domains_of (cl_device_id dev)
   tp_device_range (dev, &first, &count);
   cl_device_affinity_domain bits = 0;
   for (int k = 0; k < TT__DOMAINS; ++k)
-    if (domain_runs (d, k, first, count, NULL) >= 2)
+    if (domain_spans (d, k, first, count, NULL) >= 2)
       bits |= domain_bit[k];
   if (bits)
     bits |= CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE;
@@ -237,28 +237,28 @@ tp_cl_create_sub_devices (cl_device_id in_device,
   const tp_device *d = in_device->data;
   size_t first, count;
   tp_device_range (in_device, &first, &count);
-  size_t runs = domain_runs (d, kind, first, count, NULL);
+  size_t spans = domain_spans (d, kind, first, count, NULL);
   if (out == NULL)
     {
       if (num_ret != NULL)
-        *num_ret = (cl_uint)runs;
+        *num_ret = (cl_uint)spans;
       return CL_SUCCESS;
     }
-  if (num_devices < runs)
+  if (num_devices < spans)
     return CL_INVALID_VALUE;
-  /* BY_COUNTS, one count per run, then the terminating 0 */
+  /* BY_COUNTS, one count per span, then the terminating 0 */
   cl_device_partition_property *counts
-      = calloc (runs + 2, sizeof *counts);
-  cl_uint *sizes = calloc (runs, sizeof *sizes);
+      = calloc (spans + 2, sizeof *counts);
+  cl_uint *sizes = calloc (spans, sizeof *sizes);
   if (counts == NULL || sizes == NULL)
     {
       free (counts);
       free (sizes);
       return CL_OUT_OF_HOST_MEMORY;
     }
-  domain_runs (d, kind, first, count, sizes);
+  domain_spans (d, kind, first, count, sizes);
   counts[0] = CL_DEVICE_PARTITION_BY_COUNTS;
-  for (size_t i = 0; i < runs; ++i)
+  for (size_t i = 0; i < spans; ++i)
     counts[i + 1] = sizes[i];
   free (sizes);
   cl_uint made = 0;
@@ -269,7 +269,7 @@ tp_cl_create_sub_devices (cl_device_id in_device,
     return rc;
   for (cl_uint i = 0; i < made; ++i)
     {
-      /* libpocl allocated runs + 2 >= 4 entries: room for the three */
+      /* libpocl allocated spans + 2 >= 4 entries: room for the three */
       cl_device_id s = out[i];
       s->partition_type[0] = CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN;
       s->partition_type[1] = (cl_device_partition_property)domain_bit[kind];

@@ -21,7 +21,7 @@
  * range and lies at base + i * elem_size.  A page is touched by the
  * participant whose block holds the page's first byte inside the array (for
  * the page that holds base: element 0).  So every page has exactly one
- * toucher, blocks map to contiguous runs of pages, and a page that a block
+ * toucher, blocks map to contiguous spans of pages, and a page that a block
  * boundary cuts goes to the earlier block (it holds the page's first byte):
  * each participant has less than one page of its block on its neighbour's
  * node.  The rule is a pure function of (base, n, elem_size, grain, p,

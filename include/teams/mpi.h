@@ -51,7 +51,7 @@ typedef struct tt_mpi_part {
 } tt_mpi_part;
 
 /* The part of cfg that rank `rank` of `size` owns: whole work-groups, split
- * along dimension dim (TT_MPI_DIM_SLOWEST: dims - 1) into contiguous runs of
+ * along dimension dim (TT_MPI_DIM_SLOWEST: dims - 1) into contiguous spans of
  * floor or ceil(groups / size) groups, in rank order.  A local size left to
  * the launcher (all zero) is resolved here as for a team of one participant,
  * the same on every rank whatever its team size: pass a local size to cut

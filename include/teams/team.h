@@ -140,7 +140,7 @@ TT_EXTERN int tt_participant(void);
 typedef enum tt_pin {
   TT_PIN_NONE = 0,  /* not pinned: every participant may run on the team's CPUs */
   TT_PIN_CORES = 1, /* one participant per core, in topology order */
-  TT_PIN_NUMA = 2   /* spread evenly over the NUMA nodes, contiguous runs */
+  TT_PIN_NUMA = 2   /* spread evenly over the NUMA nodes, contiguous spans */
 } tt_pin;
 
 /* Facts about the running team, for tools and tests. */

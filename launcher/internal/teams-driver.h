@@ -64,8 +64,8 @@ typedef enum tt__scratch_kind {
  * are not pinned; at least 1.  Starts the team. */
 TT_INTERNAL size_t tt__team_nodes(void);
 
-/* Affinity domains (launcher/domains.c), in the order OpenCL's
- * CL_DEVICE_AFFINITY_DOMAIN_* bits run: NUMA node, then caches from the
+/* Affinity domains (launcher/domains.c), in the order of OpenCL's
+ * CL_DEVICE_AFFINITY_DOMAIN_* bits: NUMA node, then caches from the
  * outermost. */
 typedef enum tt__domain {
   TT__DOMAIN_NUMA = 0,
@@ -109,10 +109,11 @@ TT_INTERNAL uint64_t tt__foreach_range_last_ns(const void *site, size_t n,
                                                tt_schedule schedule);
 
 /* tt_foreach_range on participants [first, first + count) of the team only
- * (launcher/range.c): a sub-team.  No other participant runs any of f, and
- * the caller runs some only when first == 0.  TT_SCHED_STATIC: participant
- * first + k runs block k of whole grains; every other schedule: grains from
- * one shared counter among the members (grain 0: greedy's default for count
+ * (launcher/range.c): a sub-team, a span of participants.  No other
+ * participant runs any of f, and the caller runs some only when
+ * first == 0.  TT_SCHED_STATIC: participant first + k runs block k of
+ * whole grains; every other schedule: grains from one shared counter
+ * among the members (grain 0: greedy's default for count
  * participants).  The regions always run on the team's workers, whatever
  * the way's choice (launcher/way.c).  first == 0 with count == 1 is one
  * call f(ctx, 0, n) on the caller.  While another thread holds the team the
@@ -122,7 +123,7 @@ TT_INTERNAL uint64_t tt__foreach_range_last_ns(const void *site, size_t n,
  * calling thread can never hold the team (inside a chunk, or in an OpenMP
  * parallel region); TT_ERANGE when first + count exceeds the team;
  * TT_EINVAL or TT_EOVERFLOW as tt_foreach_range; TT_ENOMEM (static on a
- * run of more than 256 participants).  The rule assumes the team is not
+ * span of more than 256 participants).  The rule assumes the team is not
  * shut down and restarted smaller meanwhile. */
 TT_INTERNAL int tt__foreach_range_on(void (*f)(void *ctx, size_t begin,
                                                size_t end),
