@@ -79,19 +79,21 @@ static uint64_t (*now_ns)(void) = tt__now_ns;
 
 void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns; }
 
-static float get(_Atomic uint32_t *c) { return (float)tt_atomic_load_relaxed(c); }
+static float constant_ns(_Atomic uint32_t *c) { return (float)tt_atomic_load_relaxed(c); }
 
 /* A sample of a constant: the first sets it; a lower one moves it by 1/2,
  * a higher one by 1/8 (one slow wake-up is not yet a slower machine). */
-static void sample(_Atomic uint32_t *c, uint64_t ns) {
+static void sample_constant(_Atomic uint32_t *c, uint64_t ns) {
   int64_t v = ns > UINT32_MAX ? UINT32_MAX : ns ? (int64_t)ns : 1;
   int64_t old = tt_atomic_load_relaxed(c);
   tt_atomic_store_relaxed(c, (uint32_t)(!old ? v : old + (v - old) / (v < old ? 2 : 8)));
 }
 
-void tt__costs_wake_call(uint64_t ns) { sample(&tt__the_costs.wake_call, ns); }
-void tt__costs_wake_lat(uint64_t ns) { sample(&tt__the_costs.wake_lat, ns); }
-void tt__costs_lend(bool spinning, uint64_t ns) { sample(&tt__the_costs.lend[spinning], ns); }
+void tt__costs_wake_call(uint64_t ns) { sample_constant(&tt__the_costs.wake_call, ns); }
+void tt__costs_wake_lat(uint64_t ns) { sample_constant(&tt__the_costs.wake_lat, ns); }
+void tt__costs_lend(bool spinning, uint64_t ns) {
+  sample_constant(&tt__the_costs.lend[spinning], ns);
+}
 
 void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
                    uint32_t look) {
@@ -108,7 +110,7 @@ void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
 /* A loop's number, the median of its last three samples: a sample that met
  * a time slice or an interrupt moves nothing, a new level is followed at
  * its second sample.  n counts the samples (up to 3). */
-static void follow(float *v, float s[3], uint8_t *n, float x) {
+static void follow_median(float *v, float s[3], uint8_t *n, float x) {
   s[2] = s[1];
   s[1] = s[0];
   s[0] = x;
@@ -160,6 +162,10 @@ const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
 
 /* ---- the model ------------------------------------------------------------------- */
 
+/* The ways a loop may keep out and try again, in the order of its
+ * kept_out_ns[] (tt__loop, way.h). */
+static const tt__way kept_out_way[2] = {TT__WAY_TEAM, TT__WAY_OPENMP};
+
 static bool is_static(tt__mode mode, size_t m, size_t p) {
   return mode == TT__MODE_STATIC && m == p;
 }
@@ -167,13 +173,14 @@ static bool is_static(tt__mode mode, size_t m, size_t p) {
 /* The team's cost before the loop's extra. */
 static float team_cost(float e, bool wake, size_t m, size_t p, tt__mode mode,
                        size_t spinning) {
-  float fork = get(&tt__the_costs.fork);
+  float fork = constant_ns(&tt__the_costs.fork);
   float s = (float)(spinning < p - 1 ? spinning : p - 1);
   float k = (float)(p - 1) - s, fp = (float)p;
   bool st = is_static(mode, m, p);
   if (!wake || k == 0)
     return fork * s + (st ? e / fp * (1 + k) : e / (s + 1));
-  float call = get(&tt__the_costs.wake_call), lat = get(&tt__the_costs.wake_lat);
+  float call = constant_ns(&tt__the_costs.wake_call);
+  float lat = constant_ns(&tt__the_costs.wake_lat);
   float a = k * call + lat;
   if (st)
     return fork * s + (lat < e / fp ? a + e / fp : k * call + (k + 1) * e / fp);
@@ -190,7 +197,7 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
   case TT__WAY_SERIAL:
     return e;
   case TT__WAY_OPENMP: {
-    float o = get(&tt__the_costs.lend[s->omp_spins]);
+    float o = constant_ns(&tt__the_costs.lend[s->omp_spins]);
     return o > 0 ? o + e / (float)p : -1;
   }
   default:
@@ -235,15 +242,15 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   }
   /* Timed: one region in as many as keep the looks under
    * 1/TT__OVERHEAD_DIV of the regions' time; always a first one. */
-  if (l->skip > 0 && l->work > 0) {
-    l->skip--;
+  if (l->untimed_left > 0 && l->work > 0) {
+    l->untimed_left--;
   } else {
     plan->timed = true;
     plan->t0 = now_ns();
   }
   if (l->work <= 0) { /* no number yet: the team, which measures E */
     plan->trial = true;
-  } else if (get(&tt__the_costs.fork) == 0) {
+  } else if (constant_ns(&tt__the_costs.fork) == 0) {
     /* the probe found no worker running yet (way-probe.c): serial */
     plan->way = TT__WAY_SERIAL;
   } else {
@@ -272,22 +279,21 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
      * last ran: numbers that keep it out (a slow wake-up, a costly region)
      * are measured again at a bounded cost.  openmp with no number
      * for the state is tried where the team would win. */
-    static const tt__way kept[2] = {TT__WAY_TEAM, TT__WAY_OPENMP};
     for (int i = 0; i < 2; i++) {
-      tt__way x = kept[i];
+      tt__way x = kept_out_way[i];
       float cost = x == TT__WAY_TEAM ? team : openmp;
       if (x == TT__WAY_OPENMP && !s->can_lend)
         continue;
       if (plan->way == x) {
-        l->since[i] = 0;
+        l->kept_out_ns[i] = 0;
         continue;
       }
-      l->since[i] += best;
-      bool due = x == TT__WAY_OPENMP && cost < 0
-                     ? plan->way == TT__WAY_TEAM
-                     : l->since[i] >= TT__OVERHEAD_DIV * (cost - best);
-      if (due && !plan->trial) {
-        l->since[i] = 0;
+      l->kept_out_ns[i] += best;
+      bool retry = x == TT__WAY_OPENMP && cost < 0
+                       ? plan->way == TT__WAY_TEAM
+                       : l->kept_out_ns[i] >= TT__OVERHEAD_DIV * (cost - best);
+      if (retry && !plan->trial) {
+        l->kept_out_ns[i] = 0;
         /* The team's extras are what kept it out, and each is measured
          * only by regions that met its state: forgotten, the trial
          * measures the one of its own state, and its workers' spin lets
@@ -296,13 +302,13 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
         if (x == TT__WAY_TEAM) {
           int o = s->can_lend && s->omp_spins;
           memset(l->extra[o], 0, sizeof l->extra[o]);
-          memset(l->extra_n[o], 0, sizeof l->extra_n[o]);
+          memset(l->extra_nsamples[o], 0, sizeof l->extra_nsamples[o]);
           team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
           cost = team;
         }
-        plan->kept = i + 1;
-        plan->best = best;
-        plan->pred = cost;
+        plan->retried = i + 1;
+        plan->best_ns = best;
+        plan->predicted_ns = cost;
         plan->way = x;
         plan->wake = true;
         plan->trial = true;
@@ -322,7 +328,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   if (plan->way == TT__WAY_TEAM) {
     float worth = SPIN_WORTH * spin_saves(l, m, p, mode, plan->omp_spins);
     worth = worth < LINGER_MAX_NS ? worth : LINGER_MAX_NS;
-    plan->linger = t->gap <= worth ? (uint64_t)(2 * worth) : 0;
+    plan->linger_ns = t->gap <= worth ? (uint64_t)(2 * worth) : 0;
   }
 }
 
@@ -338,13 +344,13 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     t->trial_ns += ns;
   }
   /* the gap before it, the untimed regions in between at their work */
-  if (t->last_end && plan->t0 > t->last_end) {
-    float g = ((float)(plan->t0 - t->last_end) - t->untimed_ns) /
+  if (t->last_end_ns && plan->t0 > t->last_end_ns) {
+    float g = ((float)(plan->t0 - t->last_end_ns) - t->untimed_ns) /
               (float)(t->untimed + 1);
     g = g > 0 ? g : 0;
-    follow(&t->gap, t->gap_s, &t->gap_n, g);
+    follow_median(&t->gap, t->gap_samples, &t->gap_nsamples, g);
   }
-  t->last_end = c->end_ns;
+  t->last_end_ns = c->end_ns;
   t->untimed = 0;
   t->untimed_ns = 0;
   l->last_ns = ns;
@@ -352,10 +358,10 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
    * next try waits until the loop has spent TT__OVERHEAD_DIV times the
    * measured excess, so trials stay within their bound even where the
    * numbers that predicted them were wrong. */
-  if (plan->kept && ran == (plan->kept == 1 ? TT__WAY_TEAM : TT__WAY_OPENMP)) {
-    float over = ns - plan->pred;
+  if (plan->retried && ran == kept_out_way[plan->retried - 1]) {
+    float over = ns - plan->predicted_ns;
     if (over > 0)
-      l->since[plan->kept - 1] = -TT__OVERHEAD_DIV * over;
+      l->kept_out_ns[plan->retried - 1] = -TT__OVERHEAD_DIV * over;
   }
 
   /* the work: a serial region's time, or the caller's own chunks' time
@@ -366,7 +372,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   else if (c->own_share > 0 && c->own_ns > 0)
     e = (float)((double)c->own_ns / c->own_share);
   if (e > 0)
-    follow(&l->work, l->work_s, &l->work_n, e);
+    follow_median(&l->work, l->work_samples, &l->work_nsamples, e);
 
   if (ran == TT__WAY_TEAM && e > 0 && (c->woken > 0 || plan->spinning > 0 || !plan->wake)) {
     /* the model's miss for this region's own work (a loop whose work
@@ -376,18 +382,21 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     bool woken = c->woken > 0;
     float x = ns - team_cost(e, woken, plan->m, plan->p, plan->mode,
                              plan->spinning);
-    float lo = -get(&tt__the_costs.fork) -
-               (woken ? get(&tt__the_costs.wake_call) + get(&tt__the_costs.wake_lat) : 0);
+    float lo = -constant_ns(&tt__the_costs.fork) -
+               (woken ? constant_ns(&tt__the_costs.wake_call) +
+                            constant_ns(&tt__the_costs.wake_lat)
+                      : 0);
     x = x > lo ? x : lo;
     int o = plan->omp_spins;
-    follow(&l->extra[o][woken], l->extra_s[o][woken], &l->extra_n[o][woken], x);
+    follow_median(&l->extra[o][woken], l->extra_samples[o][woken],
+                  &l->extra_nsamples[o][woken], x);
   } else if (ran == TT__WAY_OPENMP && l->work > 0) {
     float o = ns - l->work / (float)plan->p;
     tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);
   }
   /* the next look: the looks' cost under 1/TT__OVERHEAD_DIV of the
    * regions' (serial regions: of their work) */
-  float look = get(&tt__the_costs.look);
+  float look = constant_ns(&tt__the_costs.look);
   float k = look * TT__OVERHEAD_DIV / (ns > 1 ? ns : 1);
-  l->skip = k < 1e6f ? (uint32_t)k : 1000000u;
+  l->untimed_left = k < 1e6f ? (uint32_t)k : 1000000u;
 }

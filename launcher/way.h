@@ -31,7 +31,9 @@ typedef struct tt__costs {
   _Atomic uint32_t fork;      /* a region on spinning workers beyond its work, per worker */
   _Atomic uint32_t wake_call; /* the caller's futex wake of one sleeping worker */
   _Atomic uint32_t wake_lat;  /* from that call until the worker runs */
-  _Atomic uint32_t lend[2];   /* an openmp region beyond its work: OpenMP's threads asleep, spinning (0: not measured) */
+  /* an openmp region beyond its work: OpenMP's threads asleep, spinning
+   * (0: not measured) */
+  _Atomic uint32_t lend[2];
   _Atomic uint32_t look;      /* a timed region's own cost: two clock reads and the record */
 } tt__costs;
 extern tt__costs tt__the_costs;
@@ -48,13 +50,16 @@ typedef struct tt__loop {
    * met: OpenMP's threads asleep or spinning [omp] (they then take CPUs the
    * team's workers need), the workers all spinning or some woken [woken] */
   float extra[2][2];
-  /* the last three samples of each, whose median they are (way.c) */
-  float work_s[3], extra_s[2][2][3];
-  uint8_t work_n, extra_n[2][2];
-  uint32_t skip; /* untimed regions before the next timed one */
-  /* its predicted time since the team, lending, last ran it; a trial that
-   * cost more than predicted starts it below 0 (way.c) */
-  float since[2];
+  /* the last three samples of each, whose median they are, and how many
+   * there are (up to 3; way.c, follow_median) */
+  float work_samples[3], extra_samples[2][2][3];
+  uint8_t work_nsamples, extra_nsamples[2][2];
+  uint32_t untimed_left; /* untimed regions before the next timed one */
+  /* ns the loop has spent, at its best way's predicted cost, while team
+   * [0] or openmp [1] was kept out of it, since that way last ran it; a
+   * try of the way that cost more than predicted starts it below 0, by
+   * TT__OVERHEAD_DIV times the excess (way.c) */
+  float kept_out_ns[2];
   /* range.c's auto schedule: the last timed region's own time, ns; steal
    * (1), greedy over `chunks` chunks (0), unknown (-1) */
   float last_ns;
@@ -69,13 +74,13 @@ typedef struct tt__loops {
   tt__loop loop[TT__LOOPS];
   /* the gap between this thread's regions, ns: the median of the last three
    * before timed regions, the untimed ones in between counted at their work */
-  float gap, gap_s[3];
-  uint8_t gap_n;
-  uint64_t last_end; /* the clock at the end of the last timed region (0: none) */
+  float gap, gap_samples[3];
+  uint8_t gap_nsamples;
+  uint64_t last_end_ns; /* the clock at the end of the last timed region (0: none) */
   uint32_t untimed;  /* untimed regions since */
   float untimed_ns;  /* and their work */
   /* what the rule did, for TEAMS_DEBUG's report at exit */
-  uint64_t ran[TT__WAYS], timed, wakes_skipped, trials;
+  uint64_t ran[TT__WAYS], timed, trials;
   double trial_ns;
 } tt__loops;
 
@@ -89,10 +94,10 @@ const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
  * serial (on the caller alone) between two timed regions.  Counts it and
  * returns true; it then runs serially and nothing else is to be done. */
 static inline bool tt__loop_skip_serial(tt__loops *t, tt__loop *l) {
-  if (l->skip == 0 || l->work <= 0 ||
+  if (l->untimed_left == 0 || l->work <= 0 ||
       (float)tt_atomic_load_relaxed(&tt__the_costs.fork) * 2.0f < l->work)
     return false;
-  l->skip--;
+  l->untimed_left--;
   t->untimed++;
   t->untimed_ns += l->work;
   return true;
@@ -112,15 +117,18 @@ typedef struct tt__way_plan {
   bool wake;       /* team: wake the sleeping workers (else they sit it out) */
   bool timed;      /* time this region and record it */
   bool trial;      /* the loop had no number for this way: counted */
-  int kept;        /* a way kept out, tried again: 1 team, 2 openmp */
-  float best, pred; /* then: the best way's predicted cost, and this one's */
+  /* the way kept out that this region tries again, as 1 + its index in
+   * kept_out_ns (1 team, 2 openmp; 0 none); then the best way's predicted
+   * cost and this one's */
+  int retried;
+  float best_ns, predicted_ns;
   size_t m;        /* the region's chunks, p and mode */
   size_t p;
   tt__mode mode;
   size_t spinning; /* the state it was chosen in */
   bool omp_spins;
-  uint64_t linger; /* how long the team's workers spin after it, ns */
-  uint64_t t0;     /* the clock at the choice (timed) */
+  uint64_t linger_ns; /* how long the team's workers spin after it */
+  uint64_t t0;        /* the clock at the choice (timed) */
 } tt__way_plan;
 
 /* What a timed region cost, for tt__way_record. */

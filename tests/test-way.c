@@ -161,8 +161,8 @@ Test(way, the_cheapest_way_in_each_state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     l->work = cases[i].work;
-    l->skip = 0;
-    l->since[0] = l->since[1] = 0;
+    l->untimed_left = 0;
+    l->kept_out_ns[0] = l->kept_out_ns[1] = 0;
     tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS,
                    cases[i].spin ? &s1 : &s0, &plan);
     cr_assert_eq(plan.way, cases[i].way, "case %zu: way %d", i, plan.way);
@@ -183,7 +183,7 @@ Test(way, sleepers_sit_out_a_region_not_worth_their_wake) {
   cr_assert_eq(plan.way, TT__WAY_TEAM);
   cr_assert(!plan.wake, "woke for 8 us of work");
   l->work = 400000;
-  l->skip = 0;
+  l->untimed_left = 0;
   tt__way_choose(&tab, l, 256, 4, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM);
   cr_assert(plan.wake, "a 400 us region left two sleepers out");
@@ -306,14 +306,14 @@ Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   /* OpenMP's threads asleep: not measured in that state, and the team is
    * dearer... a trial again; measured dear, the team wins */
   s.omp_spins = false;
-  l->skip = 0;
+  l->untimed_left = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_OPENMP);
   cr_assert(plan.trial);
   virtual_now += 80000;
   c = (tt__way_cost){80000, 0, 0, 0, virtual_now};
   tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
-  l->skip = 0;
+  l->untimed_left = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM);
 }
@@ -331,12 +331,12 @@ Test(way, the_spin_follows_the_gap) {
   cr_assert_eq(plan.way, TT__WAY_TEAM);
   /* asleep: FORK + 8000 + (40000 - 5000)/2 = 25800; spinning 20300 */
   /* worth TT__OVERHEAD_DIV x 5500 = 176000; the deadline twice that */
-  cr_assert_gt(plan.linger, 340000, "linger %llu", (unsigned long long)plan.linger);
-  cr_assert_lt(plan.linger, 365000, "linger %llu", (unsigned long long)plan.linger);
+  cr_assert_gt(plan.linger_ns, 340000, "linger %llu", (unsigned long long)plan.linger_ns);
+  cr_assert_lt(plan.linger_ns, 365000, "linger %llu", (unsigned long long)plan.linger_ns);
   for (int i = 0; i < 20; i++)
     plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 500000);
-  cr_assert_eq(plan.linger, 0, "a 500 us gap: spun %llu ns",
-               (unsigned long long)plan.linger);
+  cr_assert_eq(plan.linger_ns, 0, "a 500 us gap: spun %llu ns",
+               (unsigned long long)plan.linger_ns);
 }
 
 /* TEAMS_RUN fixes the way: no record, nothing timed, no trial. */
