@@ -8,9 +8,9 @@
  * tt_foreach_range, as participant 0, with the device's schedule and grain
  * (schedule=, grain=; grain 0 takes the runtime's default): the same
  * schedules and defaults as the C launcher, owned by launcher/range.c.
- * A sub-device's command runs on its run of participants only
+ * A sub-device's command runs on its span of participants only
  * (tt__foreach_range_on; subdev.c and run_on_subteam below), and waits for
- * the team rather than run serially on a thread outside that run.
+ * the team rather than run serially on a thread outside that span.
  *
  * Per-participant state lives in the participant thread's own scratch
  * (struct part, thread-local; its memory the runtime's TT__SCRATCH_DRIVER

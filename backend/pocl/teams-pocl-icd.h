@@ -1,5 +1,5 @@
-/* teams PoCL driver: what goes through PoCL's ICD dispatch tables (icd.c):
- * the two entry points of a teams device that subdev.c answers. */
+/* teams PoCL driver: a teams device's own ICD dispatch table (icd.c), for
+ * sub-devices: the two entry points that subdev.c answers. */
 #ifndef TEAMS_POCL_ICD_H
 #define TEAMS_POCL_ICD_H
 
