@@ -20,7 +20,7 @@
  *   two      as solo, while a second thread launches the same regions.
  * A region is p chunks: empty, or ~2 us of work each (--kind work).  The
  * "team region" is what TEAMS_BENCH_REGION says: tt_foreach_chunk (team,
- * the default), the same loop written with OpenMP (openmp: `parallel for
+ * the default), the same loop written with OpenMP (omp-loop: `parallel for
  * schedule(static)`), or an OpenCL kernel of p work-groups on the teams
  * device, enqueue + clFinish (cl; built with BENCH_WITH_CL).  The parent
  * sets TEAMS_RUN and TEAMS_NUM_THREADS for the fixed alternatives, and
@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
     sched_setaffinity(0, sizeof one, &one);
   }
   const char *r = getenv("TEAMS_BENCH_REGION");
-  if (r && !strcmp(r, "openmp"))
+  if (r && !strcmp(r, "omp-loop"))
     region = REGION_OPENMP;
   else if (r && !strcmp(r, "cl")) {
 #ifdef BENCH_WITH_CL

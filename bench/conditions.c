@@ -14,8 +14,9 @@
  *            too (TEAMS_NUM_THREADS=p): the team as it was before;
  *   serial   the team of one (TEAMS_NUM_THREADS=1): every region on the
  *            caller;
- *   openmp   the region written as an OpenMP loop (`parallel for
- *            schedule(static)`) in the same process.
+ *   omp-loop the region written as an OpenMP loop (`parallel for
+ *            schedule(static)`) in the same process (not TEAMS_RUN=openmp,
+ *            which lends the team's region to OpenMP's threads).
  * The table prints per cell the median cost of an iteration of the pattern
  * (us) for each, and the default over the best alternative: the median over
  * rounds of the ratio of the two rows' medians in the same round.  In the
@@ -64,7 +65,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *const alternatives[] = {"default", "team", "serial", "openmp"};
+static const char *const alternatives[] = {"default", "team", "serial", "omp-loop"};
 #define NALT 4
 
 typedef struct cell {
@@ -284,10 +285,10 @@ static int run_cell(const bench_conditions_opt *o, const cell *c, const char *al
     }
   } else if (!strcmp(alt, "serial")) {
     set[2] = "TEAMS_NUM_THREADS=1";
-  } else if (!strcmp(alt, "openmp")) {
-    set[3] = "TEAMS_BENCH_REGION=openmp";
+  } else if (!strcmp(alt, "omp-loop")) {
+    set[3] = "TEAMS_BENCH_REGION=omp-loop";
   }
-  if (c->setup && !strcmp(c->setup, "cl") && strcmp(alt, "openmp"))
+  if (c->setup && !strcmp(c->setup, "cl") && strcmp(alt, "omp-loop"))
     set[3] = "TEAMS_BENCH_REGION=cl";
   if (c->bound) {
     set[4] = "OMP_PROC_BIND=close";
@@ -391,8 +392,8 @@ static void report(const bench_conditions_opt *o, unsigned rounds, double second
            "(p = %zu; %u rounds in %.1f s)\n", o->cpus, rounds, seconds);
     printf("   us per iteration of the pattern, medians; default/best: the "
            "default over the best fixed alternative, paired per round\n");
-    printf("%-36s %9s %9s %9s %9s %9s  %-7s %s\n", "cell", "default", "p90",
-           "team", "serial", "openmp", "best", "default/best");
+    printf("%-36s %9s %9s %9s %9s %9s  %-8s %s\n", "cell", "default", "p90",
+           "team", "serial", "omp-loop", "best", "default/best");
   }
   double worst = 0;
   const char *worst_cell = "-";
@@ -424,7 +425,7 @@ static void report(const bench_conditions_opt *o, unsigned rounds, double second
         bench_fmt(f[k], sizeof f[k], m[k]);
       bench_fmt(fp, sizeof fp, p90);
       bench_fmt(fr, sizeof fr, ratio);
-      printf("%-36s %9s %9s %9s %9s %9s  %-7s %sx\n", c->name, f[0], fp, f[1], f[2],
+      printf("%-36s %9s %9s %9s %9s %9s  %-8s %sx\n", c->name, f[0], fp, f[1], f[2],
              f[3], best, fr);
     }
     for (int k = 0; k < 2; k++) { /* the default's follow times */
