@@ -26,13 +26,18 @@ static void empty(void *ctx, size_t c) {
   (void)c;
 }
 
-/* A chunk of WORK_NS: long enough that a spinning worker takes its own
- * before the holder, done with its, claims it (protocol 10). */
+/* A chunk of *ctx ns: long enough that a spinning worker takes its own
+ * before the holder, done with its, claims it (protocol 10).  WORK_NS at
+ * the first try; each failed try doubles it, up to WORK_MAX_NS: on a
+ * loaded machine (a sanitizer build beside other jobs on 2 cores) a
+ * spinning worker can be off its CPU for longer than 2 us at every one of
+ * a try's regions.  A worker that arrives late in a longer chunk still
+ * counts its delay into `fork`, which is what fork is. */
 #define WORK_NS 2000
+#define WORK_MAX_NS 64000
 static void busy(void *ctx, size_t c) {
-  (void)ctx;
   (void)c;
-  uint64_t until = tt__now_ns() + WORK_NS;
+  uint64_t until = tt__now_ns() + *(const uint64_t *)ctx;
   while (tt__now_ns() < until)
     tt__cpu_relax();
 }
@@ -71,11 +76,13 @@ bool tt__costs_probe(void) {
   tt_atomic_store_relaxed(&T->linger_ns, 1000000);
   uint64_t v[5];
   int got = 0;
-  tt__run_parallel(me, busy, NULL, n, n, TT__MODE_STATIC, true, NULL);
+  uint64_t work = WORK_NS << (T->probes < 5 ? T->probes : 5);
+  work = work < WORK_MAX_NS ? work : WORK_MAX_NS;
+  tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, NULL);
   for (int i = 0; i < 24 && got < 5; i++) {
     tt__own own = {0, 0, 0};
     uint64_t a = tt__now_ns();
-    tt__run_parallel(me, busy, NULL, n, n, TT__MODE_STATIC, true, &own);
+    tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, &own);
     uint64_t t = tt__now_ns() - a;
     if (own.chunks == 1 && own.woken == 0)
       v[got++] = t;
@@ -85,7 +92,7 @@ bool tt__costs_probe(void) {
     return false;
   }
   uint64_t t = median(v, got);
-  uint64_t fork = t > WORK_NS ? (t - WORK_NS) / (n - 1) : 1;
+  uint64_t fork = t > work ? (t - work) / (n - 1) : 1;
   tt__costs_set((uint32_t)(fork ? fork : 1), 0, 0, 0);
   /* the wake: worker 1 sleeps at once after each region; a region of two
    * wakes it (at most 3 tries, 2 ms each, to find it asleep) */
