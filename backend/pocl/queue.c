@@ -1,6 +1,7 @@
 /* teams PoCL driver: the scheduler -- which thread runs a listed command,
- * and when: the ready list, its runners and the waits (its state:
- * queue.h; the progress thread: progress.c; the counters: counters.c).
+ * and when: the ready list and its runners (its state: queue.h; the
+ * waits: wait.c; the progress thread: progress.c; the counters:
+ * counters.c).
  *
  * Protocol
  * ========
@@ -82,18 +83,11 @@
  * its claimed node (above), which hands on when it gives the right back.
  * So a push (list_locked) needs a wake-up only when there is no runner, and
  * a runner that leaves a non-empty list with no other runner arms the
- * progress thread (leave_locked).
+ * progress thread (tp_sched_leave_locked).
  *
  * The progress thread and the grace period: progress.c.
  *
- * Waiting without lost wake-ups (docs/protocol.md item 34).  finish_gen is
- * bumped (seq_cst) by notify_event_finished, which libpocl calls after the
- * finished command left its queue's count and after dependents were
- * notified; a waiter sleeps only when finish_gen did not change between
- * its look at its condition and its sleep (the handshake is in wait_until
- * and tp_notify_event_finished).  A finisher pays one atomic increment and
- * one load when nobody sleeps -- a waiter that is busy running the queue
- * itself is not woken for every command it finishes.
+ * Waiting (clFinish, clWaitForEvents): wait.c.
  *
  * Rejected: a dispatcher thread that runs everything (pthread's model: a
  * hand-off per command); running commands inside notify (PoCL 3.1
@@ -246,8 +240,8 @@ pop_locked (void)
 
 /* Precondition: sched.lock held; the caller stops being a runner.  Returns 1
  * when the caller must tp_progress_kick after the unlock. */
-static int
-leave_locked (void)
+int
+tp_sched_leave_locked (void)
 {
   sched.runners--;
   if (sched.ready_head != NULL && sched.runners == 0)
@@ -326,6 +320,12 @@ exec_busy_locked (sched_thread *t)
   return sched.exec_owner != NULL && sched.exec_owner != &t->token;
 }
 
+int
+tp_sched_exec_busy_locked (void)
+{
+  return exec_busy_locked (me ());
+}
+
 /* Runs n and then its chain (the first command each one made ready, pushed
  * during run_node) in drain frame f, this thread's innermost; no lock
  * held. */
@@ -388,7 +388,7 @@ drain (run_by by)
   pthread_mutex_lock (&sched.lock);
   sched.runners++;
   tp_sched_drain_locked (by);
-  int kick = leave_locked ();
+  int kick = tp_sched_leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
     tp_progress_kick ();
@@ -436,7 +436,7 @@ run_claimed (sched_thread *t, _cl_command_node *node)
   end_exec_locked ();
   tp_count_flush (&f.counts);
   t->frame = NULL;
-  int kick = leave_locked ();
+  int kick = tp_sched_leave_locked ();
   pthread_mutex_unlock (&sched.lock);
   if (kick)
     tp_progress_kick ();
@@ -492,92 +492,6 @@ tp_notify (cl_device_id device, cl_event event, cl_event finished)
 void
 tp_flush (cl_device_id device, cl_command_queue cq)
 {
-}
-
-typedef int (*done_fn) (void *what);
-
-static int
-queue_done (void *what)
-{
-  cl_command_queue cq = what;
-  POCL_LOCK_OBJ (cq);
-  int done = cq->command_count == 0;
-  POCL_UNLOCK_OBJ (cq);
-  return done;
-}
-
-static int
-event_done (void *what)
-{
-  cl_event ev = what;
-  POCL_LOCK_OBJ (ev);
-  int done = ev->status <= CL_COMPLETE;
-  POCL_UNLOCK_OBJ (ev);
-  return done;
-}
-
-/* The wait loop of join and wait_event: run what is ready, sleep only when
- * nothing is ready and nothing finished since the last look (docs/protocol.md
- * item 34: finish_gen is read before the condition, and again under
- * sched.lock after `sleeping` is raised). */
-static void
-wait_until (done_fn done, void *what)
-{
-  /* Done already (a launch that ran at submit, the common clFinish): no
-   * runner needed here.  What is listed has a runner or the progress
-   * thread armed (list_locked). */
-  if (done (what))
-    return;
-  pthread_mutex_lock (&sched.lock);
-  sched.runners++;
-  for (;;)
-    {
-      tp_sched_drain_locked (BY_WAITER);
-      unsigned gen = tt_atomic_load_seq_cst (&sched.finish_gen);
-      pthread_mutex_unlock (&sched.lock);
-      int ok = done (what);
-      pthread_mutex_lock (&sched.lock);
-      if (ok)
-        break;
-      if ((sched.ready_head == NULL || exec_busy_locked (me ()))
-          && tt_atomic_load_seq_cst (&sched.finish_gen) == gen)
-        {
-          tt_atomic_fetch_add_seq_cst (&sched.sleeping, 1);
-          if (tt_atomic_load_seq_cst (&sched.finish_gen) == gen)
-            pthread_cond_wait (&sched.waiters_cond, &sched.lock);
-          tt_atomic_fetch_sub_seq_cst (&sched.sleeping, 1);
-        }
-    }
-  int kick = leave_locked ();
-  pthread_mutex_unlock (&sched.lock);
-  if (kick)
-    tp_progress_kick ();
-}
-
-void
-tp_join (cl_device_id device, cl_command_queue cq)
-{
-  wait_until (queue_done, cq);
-}
-
-void
-tp_wait_event (cl_device_id device, cl_event event)
-{
-  wait_until (event_done, event);
-}
-
-/* Called by libpocl with the event locked, after the command left its
- * queue's count (lock order event -> sched.lock). */
-void
-tp_notify_event_finished (cl_event event)
-{
-  tt_atomic_fetch_add_seq_cst (&sched.finish_gen, 1);
-  if (tt_atomic_load_seq_cst (&sched.sleeping) > 0)
-    {
-      pthread_mutex_lock (&sched.lock);
-      pthread_cond_broadcast (&sched.waiters_cond);
-      pthread_mutex_unlock (&sched.lock);
-    }
 }
 
 /* Precondition (both): libpocl's device init lock (see tp_sched). */

@@ -1,7 +1,7 @@
 /* teams PoCL driver: the scheduler's state (the ready list, its lock, its
  * runners, the progress thread's words) and its files' calls to each
- * other, shared by queue.c (the list, its runners, the waits, the
- * protocol), progress.c (the progress thread) and counters.c (who ran
+ * other, shared by queue.c (the list, its runners, the protocol), wait.c
+ * (the waits), progress.c (the progress thread) and counters.c (who ran
  * what). */
 #ifndef TEAMS_POCL_QUEUE_H
 #define TEAMS_POCL_QUEUE_H
@@ -56,7 +56,7 @@ typedef struct tp_sched {
   pthread_t progress;
   unsigned users;                /* devices attached */
 
-  /* Read without the lock (queue.c, Waiting; touch). */
+  /* Read without the lock (wait.c; queue.c, touch). */
   _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
                                     waiters_cond; written under lock */
   _Atomic unsigned finish_gen;   /* bumped after every finished command */
@@ -66,8 +66,13 @@ typedef struct tp_sched {
 
 extern tp_sched sched;
 
-/* queue.c: runs listed commands (its precondition: at its definition). */
+/* queue.c: runs listed commands; whether another thread holds the right
+ * to run them (Order); the caller stops being a runner, 1: kick the
+ * progress thread after the unlock (their preconditions: at their
+ * definitions). */
 void tp_sched_drain_locked (run_by by);
+int tp_sched_exec_busy_locked (void);
+int tp_sched_leave_locked (void);
 
 /* progress.c.  Precondition: sched.lock held.  Makes sure the progress
  * thread will look at the list within the grace period.  Returns 1 when
