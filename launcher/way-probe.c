@@ -78,8 +78,11 @@ bool tt__costs_probe(void) {
   int got = 0;
   uint64_t work = WORK_NS << (T->probes < 5 ? T->probes : 5);
   work = work < WORK_MAX_NS ? work : WORK_MAX_NS;
+  /* 24 regions at first, halved with each doubling of the chunk down to
+   * 3: a failed try costs the holder 48 us, at most 192 (64 us chunks) */
+  int tries = 24 >> (T->probes < 3 ? T->probes : 3);
   tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, NULL);
-  for (int i = 0; i < 24 && got < 5; i++) {
+  for (int i = 0; i < tries && got < 5; i++) {
     tt__own own = {0, 0, 0};
     uint64_t a = tt__now_ns();
     tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, &own);

@@ -170,8 +170,8 @@ void tt__costs_lend(bool spinning, uint64_t ns);
  * chunk): a later holder probes again, TT__PROBE_GAP_NS later, then twice
  * as long after each failure up to TT__PROBE_GAP_MAX_NS (a new worker can
  * wait milliseconds for its first run beside a busy caller: the 2-core
- * guests; a failed try costs its ~24 short regions, whose chunk doubles
- * with each failure, 2 to 64 us). */
+ * guests; a failed try costs 48 us of regions, up to 192 once its chunk,
+ * doubled with each failure, reaches 64 us). */
 bool tt__costs_probe(void);
 #define TT__PROBE_GAP_NS 1000000u
 #define TT__PROBE_GAP_MAX_NS 1000000000u
