@@ -371,8 +371,8 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
  * to the range), no record made or taken over.  p is not clipped to the
  * team: that would start the team, or restart it after a resize, from a
  * caller that may hold other locks (the driver's submit holds an event's);
- * a p larger than the team finds no record.  A region of one participant,
- * or under a fixed way, keeps no number (way.c): 0. */
+ * a p larger than the team finds no record.  A region of one participant
+ * keeps no number (way.c): 0; under a fixed way the number is kept too. */
 uint64_t tt__foreach_range_last_ns(const void *site, size_t n, size_t grain,
                                    size_t p, tt_schedule schedule) {
   size_t unit, units, pp;

@@ -41,7 +41,7 @@ static tt__way fixed_way(void) {
 
 /* The region, once m and p are what it runs (m >= 2, 2 <= p <= m) and the
  * caller is outside any chunk: the way (l: the loop's record, NULL for a
- * fixed way or a first-touch region), then the team.  all: first touch. */
+ * first-touch region), then the team.  all: first touch. */
 static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
                     size_t m, size_t p, tt__mode mode, bool all, tt__loop *l,
                     int *parallel) {
@@ -134,7 +134,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     ran = TT__WAY_OPENMP;
   } else {
     /* the workers' spin after it: the model's (way.c), unless fixed */
-    if (plan.loop && !T->spin_fixed)
+    if (plan.loop && !plan.fixed && !T->spin_fixed)
       tt_atomic_store_relaxed(&T->linger_ns, plan.linger_ns);
     /* along the tree every sleeper is woken (its leaders hand on) */
     bool wake = plan.wake || p >= tt_atomic_load_relaxed(&T->tree_min);
@@ -164,7 +164,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
 /* The entry of both below: m and p as the region runs them (each runs p
  * chunks, p at most m, m == 0 nothing), serially when m or p is 1 or inside
  * a chunk; l is the loop's record, or NULL to find it (site, size) unless
- * the way is fixed or the region first touch (all). */
+ * the region is first touch (all). */
 static int enter(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
                  tt__mode mode, bool all, const void *site, size_t size,
                  tt__loop *l, int *parallel) {
@@ -181,7 +181,7 @@ static int enter(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
     run_serial(me, f, ctx, m, mode);
     return 0;
   }
-  if (!l && !all && fixed_way() == TT__WAYS)
+  if (!l && !all)
     l = tt__loop_find(&me->loops, site, size, p);
   return run_loop(me, f, ctx, m, p, mode, all, l, parallel);
 }

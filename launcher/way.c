@@ -230,10 +230,19 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   plan->omp_spins = s->can_lend && s->omp_spins;
   plan->way = TT__WAY_TEAM;
   plan->wake = true;
-  if (fixed != NONE) { /* TEAMS_RUN: nothing is chosen, nothing learnt */
+  if (fixed != NONE) {
+    /* TEAMS_RUN: nothing is chosen; the region is timed as often as any
+     * (below), for its last_ns alone, which the auto schedule (range.c)
+     * and the driver's run-at-submit (submit.c) read whatever the way */
     plan->way = fixed == TT__WAY_OPENMP && !s->can_lend ? TT__WAY_TEAM : fixed;
-    plan->loop = NULL;
+    plan->fixed = true;
     t->ran[plan->way]++;
+    if (l && l->untimed_left > 0 && l->last_ns > 0) {
+      l->untimed_left--;
+    } else if (l) {
+      plan->timed = true;
+      plan->t0 = now_ns();
+    }
     return;
   }
   if (!l) {
@@ -332,6 +341,14 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   }
 }
 
+/* The next look at a loop whose region took ns: the looks' cost under
+ * 1/TT__OVERHEAD_DIV of the regions' (serial regions: of their work). */
+static void next_look(tt__loop *l, float ns) {
+  float look = constant_ns(&tt__the_costs.look);
+  float k = look * TT__OVERHEAD_DIV / (ns > 1 ? ns : 1);
+  l->untimed_left = k < 1e6f ? (uint32_t)k : 1000000u;
+}
+
 void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *c) {
   tt__loop *l = plan->loop;
@@ -339,6 +356,11 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     return;
   t->timed++;
   float ns = (float)c->ns;
+  if (plan->fixed) {
+    l->last_ns = ns;
+    next_look(l, ns);
+    return;
+  }
   if (plan->trial) {
     t->trials++;
     t->trial_ns += ns;
@@ -394,9 +416,5 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     float o = ns - l->work / (float)plan->p;
     tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);
   }
-  /* the next look: the looks' cost under 1/TT__OVERHEAD_DIV of the
-   * regions' (serial regions: of their work) */
-  float look = constant_ns(&tt__the_costs.look);
-  float k = look * TT__OVERHEAD_DIV / (ns > 1 ? ns : 1);
-  l->untimed_left = k < 1e6f ? (uint32_t)k : 1000000u;
+  next_look(l, ns);
 }

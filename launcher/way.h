@@ -112,7 +112,8 @@ typedef struct tt__way_state {
 
 /* A region's choice, from tt__way_choose to tt__way_record. */
 typedef struct tt__way_plan {
-  tt__loop *loop;  /* NULL: a fixed way or first touch, nothing learnt */
+  tt__loop *loop;  /* NULL: first touch, nothing learnt */
+  bool fixed;      /* TEAMS_RUN's way: only the loop's last_ns is kept */
   tt__way way;
   bool wake;       /* team: wake the sleeping workers (else they sit it out) */
   bool timed;      /* time this region and record it */
@@ -141,8 +142,8 @@ typedef struct tt__way_cost {
 } tt__way_cost;
 
 /* The way the loop's next region runs.  fixed is TEAMS_RUN's way
- * (TT__WAYS: the rule's).  l may be NULL (a fixed way, first touch): then
- * nothing is learnt.  Per calling thread, no lock. */
+ * (TT__WAYS: the rule's): then only l's last_ns is kept.  l may be NULL
+ * (first touch): then nothing is learnt.  Per calling thread, no lock. */
 void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
                     tt__mode mode, tt__way fixed, const tt__way_state *s,
                     tt__way_plan *plan);

@@ -349,9 +349,28 @@ Test(way, a_fixed_way_runs_only_that_way) {
   for (int k = 0; k < 3; k++) {
     tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, fixed[k], &s, &plan);
     cr_assert_eq(plan.way, fixed[k]);
-    cr_assert_null(plan.loop);
-    cr_assert(!plan.timed && !plan.trial);
+    cr_assert(plan.fixed && !plan.trial);
+    /* timed for the region's time alone (the auto schedule and the
+     * driver's run-at-submit read it), nothing else learnt */
+    cr_assert(plan.timed, "a loop with no last_ns is timed");
+    tt__way_cost c = {3000, 3000, 1, 0, 0};
+    tt__way_record(&tab, &plan, fixed[k], &c);
+    cr_assert_float_eq(l->last_ns, 3000, 1e-3);
+    cr_assert_float_eq(l->work, 0, 1e-9, "a fixed way learns no work");
+    cr_assert_float_eq(l->extra[0][0] + l->extra[0][1], 0, 1e-9);
+    l->last_ns = 0;
   }
+  /* once it has a number, timed one region in as many as keep the looks
+   * cheap, like any loop */
+  tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_SERIAL, &s, &plan);
+  tt__way_cost c = {100, 100, 1, 0, 0}; /* looks of 60 ns: 1 in 20 */
+  tt__way_record(&tab, &plan, TT__WAY_SERIAL, &c);
+  cr_assert_eq(l->untimed_left, LOOK * TT__OVERHEAD_DIV / 100);
+  tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_SERIAL, &s, &plan);
+  cr_assert(!plan.timed);
+  /* nothing to look at (first touch): nothing timed */
+  tt__way_choose(&tab, NULL, 2, 2, TT__MODE_STATIC, TT__WAY_TEAM, &s, &plan);
+  cr_assert(plan.fixed && !plan.timed && plan.loop == NULL);
   s.can_lend = false;
   tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_OPENMP, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM, "nothing to lend to: the team");

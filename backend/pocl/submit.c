@@ -26,7 +26,7 @@
  * kernel's first launch, or one the progress thread ran), a function
  * swapped in since (compile.c), one participant (cu=1, a single
  * work-group, a kernel that prints where PoCL prints each line: run.c,
- * printf), a fixed TEAMS_RUN (the way then times nothing), a sub-device
+ * printf), a sub-device
  * (it waits for the team rather than run on a thread outside its
  * participants), a built-in kernel.  A wrong prediction costs time only: a
  * kernel that cannot wait for the host ends whoever runs it.
