@@ -259,9 +259,17 @@ def main():
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-    # The plot: teams/cpu per metric (rows), one bar per release.
+    # The plot: teams/cpu per metric (rows), one bar per release; none when
+    # no metric of that table has a ratio (a run of cl-gap alone).
     rels = [RELEASES.get(r, r) for r in names]
     labels = [k[0] for k in order]
+    if not any(x[2] is not None for x in plot):
+        print("pocl-versions-report: no versions plot (no metric with a ratio "
+              "to cpu)", file=sys.stderr)
+        for old in ("versions.dat", "versions.svg"):  # an earlier run's
+            if os.path.exists(os.path.join(d, old)):
+                os.remove(os.path.join(d, old))
+        return
     data = os.path.join(d, "versions.dat")
     with open(data, "w") as f:
         for i, label in enumerate(labels):
