@@ -310,8 +310,18 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
       p = team;
   }
   plain_range pr = {f, ctx, n, grain, grains, p, NULL};
-  if (p == 1 || nested) /* one grain, one participant, or nested in a chunk */
+  if (nested) /* in a chunk: on its participant */
     return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
+  if (p == 1) { /* one grain or one participant: on the caller, its time
+                 * kept in the loop's record (way.h) */
+    tt__loop *l = tt__loop_find(tt__way_mine(), site, n, 1);
+    if (!tt__loop_alone_timed(l))
+      return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
+    uint64_t t0 = tt__now_ns();
+    int rc = tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
+    tt__loop_alone_record(l, tt__now_ns() - t0);
+    return rc;
+  }
   if (schedule != TT_SCHED_GREEDY) /* greedy has no blocks */
     pr.deal = tt__range_deal(p, NULL);
 
@@ -371,14 +381,14 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
  * to the range), no record made or taken over.  p is not clipped to the
  * team: that would start the team, or restart it after a resize, from a
  * caller that may hold other locks (the driver's submit holds an event's);
- * a p larger than the team finds no record.  A region of one participant
- * keeps no number (way.c): 0; under a fixed way the number is kept too. */
+ * a p larger than the team finds no record.  A range of one grain or one
+ * participant keeps its number too (its record has p = 1), as does a
+ * loop under a fixed way. */
 uint64_t tt__foreach_range_last_ns(const void *site, size_t n, size_t grain,
                                    size_t p, tt_schedule schedule) {
   size_t unit, units, pp;
   if (!site || n == 0 || tt_participant() >= 0 ||
-      tt__range_plan(n, grain, p, schedule, 0, &unit, &units, &pp) != 0 ||
-      pp < 2)
+      tt__range_plan(n, grain, p, schedule, 0, &unit, &units, &pp) != 0)
     return 0;
   const tt__loop *l = tt__loop_peek(tt__way_mine(), site, n, pp);
   return l && l->last_ns > 0 ? (uint64_t)l->last_ns : 0;

@@ -349,6 +349,19 @@ static void next_look(tt__loop *l, float ns) {
   l->untimed_left = k < 1e6f ? (uint32_t)k : 1000000u;
 }
 
+bool tt__loop_alone_timed(tt__loop *l) {
+  if (l->untimed_left > 0 && l->last_ns > 0) {
+    l->untimed_left--;
+    return false;
+  }
+  return true;
+}
+
+void tt__loop_alone_record(tt__loop *l, uint64_t ns) {
+  l->last_ns = (float)ns;
+  next_look(l, (float)ns);
+}
+
 void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *c) {
   tt__loop *l = plan->loop;

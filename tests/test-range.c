@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "range.h"
+#include "prim.h"
+#include "teams-driver.h"
 #include "team-internal.h"
 #include "teams/errors.h"
 #include "teams/team.h"
@@ -353,6 +355,37 @@ Test(range, auto_short_loop_runs_coarse_greedy_chunks) {
   cr_assert(went_greedy, "a loop whose regions are short never stopped stealing");
   cr_expect_geq(calls, 1);
   cr_expect_leq(calls, 25, "%u calls for a short loop of %zu", calls, n);
+}
+
+static void busy_range(void *ctx, size_t begin, size_t end) {
+  (void)begin;
+  (void)end;
+  atomic_fetch_add((_Atomic unsigned *)ctx, 1);
+  uint64_t until = tt__now_ns() + 20000;
+  while (tt__now_ns() < until)
+    ;
+}
+
+/* A range of one grain runs on the caller, and its record keeps its time
+ * (the driver runs a one-work-group launch at submit by it), as a range
+ * over the team does; the look takes no record and makes none. */
+Test(range, one_grain_keeps_its_time) {
+  _Atomic unsigned runs = 0;
+  cr_assert_eq(tt__foreach_range_last_ns((const void *)busy_range, 1, 1, 2,
+                                         TT_SCHED_AUTO), 0, "no record yet");
+  cr_assert_eq(tt_foreach_range(busy_range, (void *)&runs, 1, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert_eq(atomic_load(&runs), 1);
+  uint64_t ns = tt__foreach_range_last_ns((const void *)busy_range, 1, 1, 2,
+                                          TT_SCHED_AUTO);
+  cr_assert_geq(ns, 20000, "the one grain's region: %llu ns", (unsigned long long)ns);
+  /* one participant asked: the same record (one grain either way) */
+  cr_assert_eq(tt__foreach_range_last_ns((const void *)busy_range, 1, 1, 1,
+                                         TT_SCHED_AUTO), ns);
+  for (int i = 0; i < 100; i++)
+    cr_assert_eq(tt_foreach_range(busy_range, (void *)&runs, 1, 1, 2, TT_SCHED_AUTO), 0);
+  cr_assert_eq(atomic_load(&runs), 101);
+  cr_assert_gt(tt__foreach_range_last_ns((const void *)busy_range, 1, 1, 2,
+                                         TT_SCHED_AUTO), 0);
 }
 
 Test(range, pinned_team_installs_orders) {

@@ -21,14 +21,15 @@
  * tt__foreach_range_last_ns): the last timed region's own time, under the
  * key run.c's tt__foreach_range_site call will use -- the work-group
  * function, the work-groups' count within a factor of two, the device's
- * participants -- in the submitting thread's table, the thread that would
- * run it.  No number means lazy: a loop this thread has not run (a
- * kernel's first launch, or one the progress thread ran), a function
- * swapped in since (compile.c), one participant (cu=1, a single
- * work-group, a kernel that prints where PoCL prints each line: run.c,
- * printf), a sub-device
- * (it waits for the team rather than run on a thread outside its
- * participants), a built-in kernel.  A wrong prediction costs time only: a
+ * participants (one for a single work-group or cu=1: such a range keeps
+ * its time too, launcher/range.c) -- in the submitting thread's table,
+ * the thread that would run it.  No number means lazy: a loop this thread
+ * has not run (a kernel's first launch, or one the progress thread ran),
+ * a function swapped in since (compile.c), a kernel of several
+ * work-groups whose kernel library prints each line itself (it runs on
+ * one participant, under a key this look does not use: run.c, printf), a
+ * sub-device (it waits for the team rather than run on a thread outside
+ * its participants), a built-in kernel.  A wrong prediction costs time only: a
  * kernel that cannot wait for the host ends whoever runs it.
  *
  * Rejected: a launch history of the driver's own beside the record (the
