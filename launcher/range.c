@@ -315,11 +315,11 @@ int tt__foreach_range_site(const void *site, range_fn f, void *ctx, size_t n,
   if (p == 1) { /* one grain or one participant: on the caller, its time
                  * kept in the loop's record (way.h) */
     tt__loop *l = tt__loop_find(tt__way_mine(), site, n, 1);
-    if (!tt__loop_alone_timed(l))
-      return tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
-    uint64_t t0 = tt__now_ns();
+    bool timed = tt__loop_alone_timed(l);
+    uint64_t t0 = timed ? tt__now_ns() : 0;
     int rc = tt__team_run(whole_chunk, &pr, 1, 1, TT__MODE_STATIC, NULL);
-    tt__loop_alone_record(l, tt__now_ns() - t0);
+    if (timed)
+      tt__loop_alone_record(l, tt__now_ns() - t0);
     return rc;
   }
   if (schedule != TT_SCHED_GREEDY) /* greedy has no blocks */

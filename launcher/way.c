@@ -237,9 +237,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     plan->way = fixed == TT__WAY_OPENMP && !s->can_lend ? TT__WAY_TEAM : fixed;
     plan->fixed = true;
     t->ran[plan->way]++;
-    if (l && l->untimed_left > 0 && l->last_ns > 0) {
-      l->untimed_left--;
-    } else if (l) {
+    if (l && tt__loop_alone_timed(l)) {
       plan->timed = true;
       plan->t0 = now_ns();
     }
@@ -370,8 +368,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   t->timed++;
   float ns = (float)c->ns;
   if (plan->fixed) {
-    l->last_ns = ns;
-    next_look(l, ns);
+    tt__loop_alone_record(l, c->ns);
     return;
   }
   if (plan->trial) {

@@ -87,14 +87,15 @@ typedef struct tt__loops {
 /* The record of a loop, taken over (fresh) when the slot held another. */
 tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p);
 /* The record of a loop if the table has it, else NULL (tests, the report). */
-/* A region that runs on its caller alone whatever the way (a range of one
- * grain or one participant, range.c): timed as often as any loop, for its
- * record's last_ns alone (the driver's run-at-submit reads it).  Whether
- * to time this one; then its time. */
-bool tt__loop_alone_timed(tt__loop *l);
-void tt__loop_alone_record(tt__loop *l, uint64_t ns);
 const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
                               size_t p);
+/* A loop whose regions keep their time alone, nothing else learnt: a range
+ * of one grain or one participant (range.c), a loop under a fixed way
+ * (tt__way_choose).  Timed as often as any loop, for the record's last_ns
+ * (the auto schedule and the driver's run-at-submit read it).  Whether to
+ * time this region; then its time. */
+bool tt__loop_alone_timed(tt__loop *l);
+void tt__loop_alone_record(tt__loop *l, uint64_t ns);
 
 /* The common case, before anything else is looked at: a loop that runs
  * serial (on the caller alone) between two timed regions.  Counts it and
