@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@
 #else
 #define STRESS_MS 2500
 #endif
+#define LIVENESS_MS 60000 /* see run_hosts */
 #define HOSTS 8
 #define MAX_M 40     /* chunks of one launch */
 #define MAX_DEPTH 2  /* levels of launches inside chunks */
@@ -53,6 +55,7 @@
 /* ---- failures, from any thread ---------------------------------------------- */
 
 static _Atomic unsigned long failures;
+static _Atomic bool any_parallel; /* some launch ran a chunk off the caller */
 static pthread_mutex_t failure_mu = PTHREAD_MUTEX_INITIALIZER;
 static char first_failure[512];
 
@@ -202,6 +205,8 @@ static void run_one(uint64_t seed, int depth, size_t size, stats *st) {
     fail("static region of %zu: a chunk neither on its own participant nor "
          "on the caller", m);
   COUNT(st->parallel, !all_zero);
+  if (!all_zero)
+    atomic_store_explicit(&any_parallel, true, memory_order_relaxed);
 }
 
 /* ---- host threads ---------------------------------------------------------------- */
@@ -210,7 +215,7 @@ typedef struct host {
   pthread_t thread;
   unsigned id;
   size_t size;
-  uint64_t deadline_ms;
+  uint64_t deadline_ms, liveness_ms;
   void (*body)(struct host *, uint64_t seed);
   stats st;
 } host;
@@ -226,7 +231,8 @@ static void *host_main(void *arg) {
   do
     for (int i = 0; i < 16; i++)
       h->body(h, seed++);
-  while (now_ms() < h->deadline_ms);
+  while (now_ms() < h->deadline_ms ||
+         (!atomic_load(&any_parallel) && now_ms() < h->liveness_ms));
   return NULL;
 }
 
@@ -234,10 +240,24 @@ static void run_hosts(void (*body)(host *, uint64_t), unsigned nhosts,
                       const char *what) {
   size_t size = tt_team_size();
   host hs[HOSTS];
-  uint64_t deadline = now_ms() + STRESS_MS;
+  /* On the team's workers (TEAMS_RUN=team) some launch must run a chunk
+   * off the caller, or the protocol was not stressed; but a region starts on
+   * the caller at once and a worker joins what is left when it runs
+   * (docs/protocol.md item 10), so on a loaded machine (the sanitizer builds
+   * beside the other suites) a second of cheap regions can pass without a
+   * worker arriving in time.  The hosts go on past STRESS_MS until one
+   * did, up to LIVENESS_MS: a bound on a hang, not a timing.  Under the
+   * default way the caller alone may be the better way for every one of
+   * these regions: nothing is required of it. */
+  const char *way = getenv("TEAMS_RUN");
+  bool need_team = way && !strcmp(way, "team");
+  atomic_store(&any_parallel, false);
+  uint64_t deadline = now_ms() + STRESS_MS,
+           liveness = need_team ? now_ms() + LIVENESS_MS : deadline;
   cr_assert_leq(nhosts, HOSTS);
   for (unsigned i = 0; i < nhosts; i++) {
-    hs[i] = (host){.id = i, .size = size, .deadline_ms = deadline, .body = body};
+    hs[i] = (host){.id = i, .size = size, .deadline_ms = deadline,
+                   .liveness_ms = liveness, .body = body};
     cr_assert_eq(pthread_create(&hs[i].thread, NULL, host_main, &hs[i]), 0);
   }
   unsigned long launches = 0, chunks = 0, nested = 0, parallel = 0;
@@ -258,9 +278,9 @@ static void run_hosts(void (*body)(host *, uint64_t), unsigned nhosts,
   expect_no_failure();
   cr_assert_gt(launches, 0);
   cr_assert_gt(nested, 0, "no chunk launched an inner region");
-  /* With the team free between launches some launch must get it; otherwise
-   * the team never ran a region and nothing above was tested. */
-  cr_assert_gt(parallel, 0, "no launch ran on the team");
+  if (need_team)
+    cr_assert_gt(parallel, 0, "no launch ran a chunk off the caller in %d s",
+                 LIVENESS_MS / 1000);
 }
 
 /* Restart the team with one variable of the environment set. */

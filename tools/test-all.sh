@@ -56,8 +56,9 @@ finish() {
   if [[ -s $logs/failed ]]; then
     while read -r name; do
       echo
-      echo "=== $name failed; the end of $logs/$name.log:"
-      tail -n 200 "$logs/$name.log"
+      echo "=== $name failed; its failed tests' output and the end of $logs/$name.log:"
+      awk -f tools/ctest-failed.awk "$logs/$name.log"
+      tail -n 100 "$logs/$name.log"
     done <"$logs/failed"
     echo
     echo "=== FAILED: $(paste -sd ' ' "$logs/failed") ($((SECONDS - t0)) s)"

@@ -148,8 +148,9 @@ suite() {
   if (($? == 0)); then
     echo "=== pocl-$rel (PoCL $want): passed ($((SECONDS - start)) s: $(parts "$log"))"
   else
-    echo "=== pocl-$rel (PoCL $want): FAILED ($((SECONDS - start)) s: $(parts "$log")); the end of $log:"
-    tail -n 60 "$log"
+    echo "=== pocl-$rel (PoCL $want): FAILED ($((SECONDS - start)) s: $(parts "$log")); its failed tests' output and the end of $log:"
+    awk -f tools/ctest-failed.awk "$log"
+    tail -n 30 "$log"
     return 1
   fi
 }
@@ -167,8 +168,9 @@ alone() {
   if (($? == 0)); then
     echo "=== pocl-$rel-alone (PoCL $want): passed ($((SECONDS - start)) s)"
   else
-    echo "=== pocl-$rel-alone (PoCL $want): FAILED ($((SECONDS - start)) s); the end of $log:"
-    tail -n 60 "$log"
+    echo "=== pocl-$rel-alone (PoCL $want): FAILED ($((SECONDS - start)) s); its failed tests' output and the end of $log:"
+    awk -f tools/ctest-failed.awk "$log"
+    tail -n 30 "$log"
     return 1
   fi
 }
