@@ -24,14 +24,18 @@
  * not instrumented) and would report every lent region's results as a
  * race.
  *
- * How long OpenMP's threads spin after a region (tt__lend_spin_ns), which
- * way.c's trials wait out: libomp reports its blocktime (kmp_get_blocktime,
- * 200 ms by default); libgomp spins GOMP_SPINCOUNT times (300000 by
- * default, none with OMP_WAIT_POLICY=passive) around a pause instruction,
- * whose cost is measured here (docs/measurements.md, "Lent regions").
- * A runtime that spins for longer than a second (OMP_WAIT_POLICY=active,
- * KMP_BLOCKTIME=infinite) counts as one that never sleeps: no trial of that
- * length could pay for itself.
+ * What a lent region leaves behind (tt__lend_tail_ns), which way.c adds
+ * to the openmp way where OpenMP's threads sleep and to every try of it:
+ * after the region OpenMP's n - 1 threads spin for S, taking n - 1 of the
+ * team's CPUs meanwhile, so the team's next regions lose up to
+ * S (n - 1) / cpus of its time.  S: libomp reports its blocktime
+ * (kmp_get_blocktime, 200 ms by default); libgomp spins GOMP_SPINCOUNT
+ * times (300000 by default, none with OMP_WAIT_POLICY=passive) around a
+ * pause instruction, whose cost is measured here, once
+ * (docs/measurements.md, "Lent regions").  A runtime that spins for longer
+ * than a second (OMP_WAIT_POLICY=active, KMP_BLOCKTIME=infinite) never
+ * sleeps: its threads spin whatever the team does, and a lent region
+ * leaves nothing of its own behind.
  *
  * Whether OpenMP's threads spin now (tt__lend_spinning), which picks the
  * lent way's constant (way.c): the process's threads other than the caller
@@ -39,13 +43,18 @@
  * How many CPUs they used goes to team.others_busy, which the idle rule
  * counts (idle.c, "Overcommitted"): the team's workers do not spin beside
  * OpenMP's spinners, each set taking the CPUs the other's next region
- * needs.  A look reads the process's, the caller's and each worker's CPU
- * clock (a system call each; the workers' clock ids copied at a look made
- * with the team held, after a region on it, when the workers cannot go
- * away).  It comes at most once a millisecond, and less often
- * where the clocks cost more than 1/TT__OVERHEAD_DIV of the time between
- * looks; from the process's first thread only, the one that lends, whose
- * statics these are. */
+ * needs.  A look reads the CPU clock of each of those threads (a system
+ * call each), listed from /proc/self/task at most every 100 ms and
+ * whenever a thread of the list is gone, less the caller and the workers
+ * (their clock ids copied at a look made with the team held, after a
+ * region on it, when the workers cannot go away); not the process's
+ * clock, which leaves out what a thread running elsewhere used since its
+ * last tick.  It comes at most once a millisecond, and less often where
+ * the clocks cost more than 1/TT__OVERHEAD_DIV of the time between looks;
+ * from the process's first thread only, the one that lends, whose statics
+ * these are. */
+#include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -81,7 +90,9 @@ bool tt__lend_possible(tt__thread *me, size_t p) {
 #endif
 }
 
-uint64_t tt__lend_spin_ns(void) {
+/* S, above: how long OpenMP's threads spin after a region, in ns; 0 when
+ * there is no OpenMP runtime or it spins for longer than a second. */
+static uint64_t spin_ns(void) {
   if (!GOMP_parallel)
     return 0;
   uint64_t ns;
@@ -108,15 +119,66 @@ uint64_t tt__lend_spin_ns(void) {
   return ns > 1000000000u ? 0 : ns;
 }
 
+float tt__lend_tail_ns(size_t p) {
+  /* read by the process's first thread only (the one that lends) */
+  static float spin = -1;
+  if (spin < 0)
+    spin = (float)spin_ns();
+  int max = omp_get_max_threads ? omp_get_max_threads() : 1;
+  size_t n = max < 2 ? 1 : (size_t)max < p ? (size_t)max : p, cpus = tt__the_team.cpus;
+  return cpus ? spin * (float)(n - 1) / (float)cpus : 0;
+}
+
+/* The longest window a look concludes from, in looks' intervals; how often
+ * the list of the process's threads is read again (ns). */
+#define LOOK_WINDOW 8
+#define LIST_EVERY_NS 100000000u
+#define MAX_OTHERS 64
+
+/* Thread tid's CPU-time clock: the id pthread_getcpuclockid gives it on
+ * Linux (the thread's id, negated, above the clock type "sched" and the
+ * per-thread flag). */
+static clockid_t tid_clock(long tid) {
+  return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+/* The process's threads other than the caller (self) and the team's
+ * workers (team[1..nteam)): /proc/self/task.  Their clocks into out;
+ * how many, or -1 when the list cannot be read. */
+static long list_others(clockid_t *out, clockid_t self, const clockid_t *team,
+                        size_t nteam) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  long n = 0;
+  for (struct dirent *e; n < MAX_OTHERS && (e = readdir(d)) != NULL;) {
+    char *end;
+    long tid = strtol(e->d_name, &end, 10);
+    if (*end || tid <= 0)
+      continue;
+    clockid_t c = tid_clock(tid);
+    bool mine = c == self;
+    for (size_t i = 1; i < nteam && !mine; i++)
+      mine = team[i] == c;
+    if (!mine)
+      out[n++] = c;
+  }
+  closedir(d);
+  return n;
+}
+
 bool tt__lend_spinning(bool held) {
-  static uint64_t at, every = 1000000;
+  static uint64_t at, every = 1000000, listed_at;
   static int64_t others_at;
-  static bool spinning;
+  static bool spinning, listed;
   /* The workers' clocks, copied at a look made with the team held (the
-   * workers cannot go away then) and read at every look: a clock of a
-   * worker gone since reads 0, and that look counts too much. */
-  static clockid_t *clocks;
-  static size_t nclocks, cap, counted;
+   * workers cannot go away then); the other threads' clocks, from the
+   * list read at most every LIST_EVERY_NS and when those change.  A clock
+   * of a thread gone since reads 0: the list is read again, the window
+   * starts again. */
+  static clockid_t *clocks, others_clk[MAX_OTHERS], self;
+  static size_t nclocks, cap;
+  static long nothers;
   tt__team *T = &tt__the_team;
   if (held && nclocks != tt__team_size()) {
     size_t n = tt__team_size();
@@ -128,20 +190,44 @@ bool tt__lend_spinning(bool held) {
     nclocks = n <= cap ? n : 0;
     for (size_t i = 1; i < nclocks; i++)
       clocks[i] = T->workers[i].clock;
+    listed = false;
   }
   uint64_t now = tt__now_ns();
   if (now - at < every)
     return spinning;
-  int64_t others = (int64_t)tt__cpu_time_ns(true) - (int64_t)tt__cpu_time_ns(false);
-  for (size_t i = 1; i < nclocks; i++)
-    others -= (int64_t)tt__clock_ns(clocks[i]);
+  bool fresh = false;
+  if (!listed || now - listed_at >= LIST_EVERY_NS) {
+    if (!self && pthread_getcpuclockid(pthread_self(), &self) != 0)
+      return spinning = false;
+    nothers = list_others(others_clk, self, clocks, nclocks);
+    listed = nothers >= 0;
+    listed_at = now;
+    fresh = true;
+  }
+  /* Each thread's own clock: exact, where the process's clock leaves out
+   * what a thread running on another CPU used since its last tick (up to
+   * 4 ms at HZ=250: in a window of 1 ms, more than the whole window, read
+   * as OpenMP's threads spinning where the team's workers ran). */
+  int64_t others = 0;
+  for (long i = 0; i < nothers; i++) {
+    uint64_t c = tt__clock_ns(others_clk[i]);
+    if (!c)
+      fresh = true, listed = false; /* gone: listed again at the next look */
+    others += (int64_t)c;
+  }
   uint64_t look = tt__now_ns() - now;
   every = look * TT__OVERHEAD_DIV > 1000000 ? look * TT__OVERHEAD_DIV : 1000000;
-  /* a delta only between looks that subtracted the same workers */
-  int64_t used = at && counted == nclocks ? others - others_at : 0,
-          span = (int64_t)(now - at);
-  counted = nclocks;
-  spinning = at && used >= span / 2;
+  /* a delta only between looks that read the same threads, and only over
+   * a window of a few looks: one that spans a pause of the regions (the
+   * host's own work, a nap) averages what OpenMP's threads did at its
+   * start -- a spin that has since ended read as one going on, and a try
+   * of openmp on that reading woke them for a spin of their own (libomp:
+   * 200 ms).  A longer window starts again: nothing is concluded from it
+   * (spinning false, others_busy 0) until the next look. */
+  int64_t span = (int64_t)(now - at);
+  bool recent = at && !fresh && span <= LOOK_WINDOW * (int64_t)every;
+  int64_t used = recent ? others - others_at : 0;
+  spinning = recent && used >= span / 2;
   tt_atomic_store_relaxed(&T->others_busy,
                           used > 0 ? (uint32_t)((2 * used + span) / (2 * span)) : 0);
   at = now;

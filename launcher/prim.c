@@ -82,12 +82,6 @@ uint64_t tt__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t tt__cpu_time_ns(bool process) {
-  struct timespec ts;
-  clock_gettime(process ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 clockid_t tt__thread_clock(pthread_t t) {
   clockid_t id;
   return pthread_getcpuclockid(t, &id) == 0 ? id : CLOCK_THREAD_CPUTIME_ID;

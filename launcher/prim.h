@@ -34,9 +34,6 @@ char *tt__read_all(const char *path);
 /* Monotonic time in nanoseconds (vDSO; its cost: docs/measurements.md,
  * "The clock"). */
 uint64_t tt__now_ns(void);
-/* CPU time, ns, that the whole process (process true) or the calling
- * thread has used. */
-uint64_t tt__cpu_time_ns(bool process);
 /* Thread t's CPU-time clock (tt__clock_ns reads it; 0 when it cannot). */
 clockid_t tt__thread_clock(pthread_t t);
 uint64_t tt__clock_ns(clockid_t id);

@@ -33,15 +33,21 @@
  *                  D = s A + wake_lat done by then
  *                  static: A + E / p when a sleeper comes before the caller
  *                  has run its own chunk, else k wake_call + (k + 1) E / p
- *   openmp         lend[spinning] + E / p
+ *   openmp         lend[spinning] + E / p, + tail where OpenMP's threads
+ *                  sleep: they spin after it, taking the team's CPUs
+ *                  (lend.c, tt__lend_tail_ns); where they spin already
+ *                  the lend prolongs what is there
  * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
  * starts at once) and gives E; until the probe has measured `fork` (no
- * worker ran yet), a loop with its E runs serial (the way); openmp,
- * where possible, is tried once per state of OpenMP's threads, when the
- * team would win (the team's workers do not spin beside OpenMP's spinning
- * threads: idle.c, "Overcommitted").  Trials are counted
+ * worker ran yet), a loop with its E runs serial or openmp; openmp,
+ * where possible, is tried per state of OpenMP's threads, when the team
+ * would win or has no `fork` yet (the team's workers do not spin beside OpenMP's spinning
+ * threads: idle.c, "Overcommitted"); where OpenMP's threads sleep, once
+ * the loop has spent TT__OVERHEAD_DIV times the tail the try leaves: a
+ * runtime that spins for 200 ms after a region (libomp) is not woken by a
+ * try every few regions, each taking the team's CPUs.  Trials are counted
  * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
  * once the loop has spent TT__OVERHEAD_DIV times its predicted excess
  * (its measured one, when the try cost more than predicted).
@@ -198,7 +204,11 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
     return e;
   case TT__WAY_OPENMP: {
     float o = constant_ns(&tt__the_costs.lend[s->omp_spins]);
-    return o > 0 ? o + e / (float)p : -1;
+    if (o <= 0)
+      return -1;
+    /* the tail: a lend that finds OpenMP's threads asleep starts their
+     * spin; one that finds them spinning prolongs what is there */
+    return o + e / (float)p + (s->omp_spins ? 0 : s->omp_tail_ns);
   }
   default:
     return team_cost(e, wake, m, p, mode, s->spinning) +
@@ -257,20 +267,21 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   }
   if (l->work <= 0) { /* no number yet: the team, which measures E */
     plan->trial = true;
-  } else if (constant_ns(&tt__the_costs.fork) == 0) {
-    /* the probe found no worker running yet (way-probe.c): serial */
-    plan->way = TT__WAY_SERIAL;
   } else {
-    /* the cheapest as predicted */
+    /* the cheapest as predicted; the team not until the probe found a
+     * worker running (way-probe.c: `fork`), openmp whatever the team's
+     * workers do (beside OpenMP's spinners they sleep, and the probe may
+     * find none running for a long time) */
+    bool forked = constant_ns(&tt__the_costs.fork) > 0;
     float best = l->work, c;
     plan->way = TT__WAY_SERIAL;
-    c = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s);
+    c = forked ? tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s) : best;
     if (plan->spinning > 0 && c < best) {
       best = c;
       plan->way = TT__WAY_TEAM;
       plan->wake = false;
     }
-    float team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
+    float team = forked ? tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s) : best;
     if (team < best) {
       best = team;
       plan->way = TT__WAY_TEAM;
@@ -289,16 +300,19 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     for (int i = 0; i < 2; i++) {
       tt__way x = kept_out_way[i];
       float cost = x == TT__WAY_TEAM ? team : openmp;
-      if (x == TT__WAY_OPENMP && !s->can_lend)
+      if ((x == TT__WAY_OPENMP && !s->can_lend) || (x == TT__WAY_TEAM && !forked))
         continue;
       if (plan->way == x) {
         l->kept_out_ns[i] = 0;
         continue;
       }
       l->kept_out_ns[i] += best;
-      bool retry = x == TT__WAY_OPENMP && cost < 0
-                       ? plan->way == TT__WAY_TEAM
-                       : l->kept_out_ns[i] >= TT__OVERHEAD_DIV * (cost - best);
+      /* openmp with no number: where OpenMP's threads sleep, its tail
+       * (a predicted cost has it already); where they spin, nothing: the
+       * try leaves no spin that was not there */
+      float excess = cost >= 0 ? cost - best : s->omp_spins ? 0 : s->omp_tail_ns;
+      bool retry = (x == TT__WAY_TEAM || cost >= 0 || plan->way == TT__WAY_TEAM || !forked) &&
+                   l->kept_out_ns[i] >= TT__OVERHEAD_DIV * excess;
       if (retry && !plan->trial) {
         l->kept_out_ns[i] = 0;
         /* The team's extras are what kept it out, and each is measured

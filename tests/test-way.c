@@ -54,10 +54,10 @@ static void fresh(void) {
 
 static tt__way_state asleep(size_t p) {
   (void)p;
-  return (tt__way_state){0, false, false};
+  return (tt__way_state){0, false, false, 0};
 }
 static tt__way_state spinning(size_t p) {
-  return (tt__way_state){p - 1, false, false};
+  return (tt__way_state){p - 1, false, false, 0};
 }
 
 /* One region of a loop of `work` ns that costs `cost` ns on whatever way
@@ -109,7 +109,7 @@ Test(way, the_formulas) {
                      4000 + CALL, 1e-3);
   /* four participants, one worker spinning, two asleep and woken */
   l.work = 100000;
-  tt__way_state s = {1, false, false};
+  tt__way_state s = {1, false, false, 0};
   double a = 2 * CALL + LAT, done = 1 * a + LAT;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 64, 4, TT__MODE_GREEDY, &s),
                      3 * FORK + a + (100000 - done) / 4, 1e-2);
@@ -176,7 +176,7 @@ Test(way, the_cheapest_way_in_each_state) {
 Test(way, sleepers_sit_out_a_region_not_worth_their_wake) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 256, 4);
-  tt__way_state s = {1, false, false};
+  tt__way_state s = {1, false, false, 0};
   tt__way_plan plan;
   l->work = 8000;
   tt__way_choose(&tab, l, 256, 4, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -290,7 +290,7 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
 Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
-  tt__way_state s = {0, true, true};
+  tt__way_state s = {0, true, true, 0};
   l->work = 100000;
   tt__way_plan plan;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -316,6 +316,88 @@ Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   l->untimed_left = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM);
+}
+
+/* A lent region leaves OpenMP's threads spinning after it (its tail,
+ * lend.c): where they sleep, openmp costs its tail too, and a try of it
+ * waits until the loop has spent TT__OVERHEAD_DIV times the tail -- a
+ * runtime that spins 200 ms after a region is not woken every few regions,
+ * each time taking the team's CPUs for that long.  Where they spin already
+ * the try leaves nothing new: made at once. */
+Test(way, a_lent_regions_tail_bounds_its_tries) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s = {1, true, false, 5e6f}; /* a 5 ms tail */
+  l->work = 100000;
+  double spent = 0, tried = 0;
+  unsigned tries = 0;
+  for (int i = 0; i < 20000; i++) {
+    tt__way_plan plan;
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+    /* the team as predicted; openmp at 1 us over E / 2, plus its tail */
+    double cost = plan.way == TT__WAY_OPENMP ? 51000
+                  : plan.way == TT__WAY_TEAM ? FORK + 50000
+                                             : 100000;
+    virtual_now += (uint64_t)cost;
+    tt__way_cost c = {(uint64_t)cost, plan.way == TT__WAY_SERIAL ? 100000 : 50000,
+                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now};
+    tt__way_record(&tab, &plan, plan.way, &c);
+    if (plan.way == TT__WAY_OPENMP) {
+      cr_assert(plan.trial, "region %d: openmp chosen beside its tail", i);
+      tries++;
+      cost += 5e6;
+      tried += cost;
+    }
+    spent += cost;
+  }
+  cr_assert_gt(tries, 0, "openmp was never tried");
+  cr_assert_eq(tt_atomic_load_relaxed(&tt__the_costs.lend[0]), 1000);
+  cr_assert_lt(tried / spent, 2.0 / TT__OVERHEAD_DIV, "tries with their tails cost %.1f%% in %u",
+               100 * tried / spent, tries);
+  /* spinning already (the program's own OpenMP loops): the try leaves
+   * nothing new, made at once where the team would win */
+  s.omp_spins = true;
+  l->untimed_left = 0;
+  tt__way_plan plan;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_OPENMP);
+  cr_assert(plan.trial);
+  /* measured: the tail where they sleep, none where they spin */
+  tt_atomic_store_relaxed(&tt__the_costs.lend[1], 100);
+  float e = l->work;
+  cr_assert_float_eq(tt__way_predict(l, TT__WAY_OPENMP, true, 64, 2, TT__MODE_GREEDY, &s),
+                     100 + e / 2, 1e-3);
+  s.omp_spins = false;
+  cr_assert_float_eq(tt__way_predict(l, TT__WAY_OPENMP, true, 64, 2, TT__MODE_GREEDY, &s),
+                     1000 + e / 2 + 5e6, 1);
+}
+
+/* Until the probe has found a worker running (no `fork`: beside OpenMP's
+ * spinners the workers sleep), openmp is the way to try where OpenMP's
+ * threads spin: no team there to win. */
+Test(way, openmp_without_fork) {
+  fresh();
+  tt__costs_set(0, 0, 0, 0);
+  tt_atomic_store_relaxed(&tt__the_costs.fork, 0);
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  tt__way_state s = {0, true, true, 5e6f};
+  l->work = 8000;
+  tt__way_plan plan;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_OPENMP);
+  cr_assert(plan.trial);
+  virtual_now += 5000;
+  tt__way_cost c = {5000, 0, 0, 0, virtual_now};
+  tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
+  l->untimed_left = 0;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_OPENMP, "lend 1 us + E / 2 under E");
+  cr_assert(!plan.trial);
+  /* asleep, no lend[0]: the try waits for TT__OVERHEAD_DIV tails */
+  s.omp_spins = false;
+  l->untimed_left = 0;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_SERIAL);
 }
 
 /* The spin after a team region: SPIN_WORTH times what spinning saves the
@@ -344,7 +426,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
   fresh();
   tt__way_plan plan;
   static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_OPENMP};
-  tt__way_state s = {0, true, false};
+  tt__way_state s = {0, true, false, 0};
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   for (int k = 0; k < 3; k++) {
     tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, fixed[k], &s, &plan);
