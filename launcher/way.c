@@ -296,7 +296,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
      * TT__OVERHEAD_DIV times what it would cost beyond the best since it
      * last ran: numbers that keep it out (a slow wake-up, a costly region)
      * are measured again at a bounded cost.  openmp with no number
-     * for the state is tried where the team would win. */
+     * for the state is tried where the team would win or has no `fork`. */
     for (int i = 0; i < 2; i++) {
       tt__way x = kept_out_way[i];
       float cost = x == TT__WAY_TEAM ? team : openmp;
