@@ -8,6 +8,10 @@
 # machine's own included, each on a Debian root made fresh (the README's
 # first command, a build and every suite: tools/test-pocl-versions.sh;
 # root only; TEAMS_POCL_RELEASES="" leaves them out, a list picks them).
+# Where this machine's own release is one of those roots (a Debian 12 host
+# with its PoCL 3.1), its root runs the release build's suites and the host
+# does not run them a second time: it builds and runs the sanitizer presets
+# and configures the release preset for the model check.
 #
 # Independent parts run side by side (of the 15 minutes of a sequential run,
 # about 5.5 are the model check on one core, 3.5 PoCL's test programs):
@@ -125,8 +129,25 @@ if [[ ${TEAMS_POCL_RELEASES-unset} == unset || ${#releases[@]} -gt 0 ]]; then
   step pocl-versions bash tools/test-pocl-versions.sh --phase suite "${releases[@]}" &
 fi
 
+# This machine's own release, where its root runs: that root builds the same
+# tree with the same compiler and PoCL and runs every release suite on a
+# system made fresh, so the host runs only what no root does (the model
+# check, the sanitizer builds) rather than the same suites twice.
+host_rel=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+host_pocl=$(dpkg-query -W -f='${Version}' libpocl2t64 2>/dev/null ||
+  dpkg-query -W -f='${Version}' libpocl2 2>/dev/null)
+in_root=0
+if ((versions)) && [[ -n $host_rel && -n $host_pocl ]]; then
+  . tools/pocl-root.sh
+  want=$(pocl_root_expect "$host_rel") && [[ $host_pocl == "$want"* ]] &&
+    { ((${#releases[@]} == 0)) || [[ " ${releases[*]} " == *" $host_rel "* ]]; } &&
+    in_root=1
+fi
+
 built=()
-if step build-release build release; then
+if ((in_root)); then
+  echo "=== release: its suites run in the $host_rel root (PoCL $host_pocl, the same as here)"
+elif step build-release build release; then
   built+=(release)
   step test-release check release -j"$jobs" -E "^(model-check|pocl-tests)\$|$quiet"
   step pocl-tests check release -R '^pocl-tests$' &
