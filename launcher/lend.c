@@ -241,6 +241,11 @@ typedef struct lent {
   size_t m, p;
   tt__mode mode;
   _Atomic size_t next;
+  bool timed;
+  /* timed: the longest of the threads' parts, ns (each thread's chunks
+   * from its start to its end; the join barrier orders the maxima before
+   * the caller reads them) */
+  _Atomic uint64_t longest;
 } lent;
 
 /* Thread t of n's part of a lent region. */
@@ -258,16 +263,22 @@ static void lent_part(void *data) {
   lent *L = data;
   size_t t = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
   tt__thread *me = tt__me();
+  uint64_t t0 = L->timed ? tt__now_ns() : 0;
   TT__AS_PARTICIPANT(me, t, true, lent_chunks(L, t, n));
+  if (L->timed) {
+    uint64_t d = tt__now_ns() - t0, old = tt_atomic_load_relaxed(&L->longest);
+    while (d > old && !tt_atomic_cas_weak_acq_rel(&L->longest, &old, d)) {
+    }
+  }
 }
 
 size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
-                tt__mode mode) {
+                tt__mode mode, uint64_t *longest_ns) {
   int max = omp_get_max_threads();
   size_t n = max < 2 ? 0 : (size_t)max < p ? (size_t)max : p;
   if (n == 0)
     return 0;
-  lent L = {f, ctx, m, p, mode, 0};
+  lent L = {f, ctx, m, p, mode, 0, longest_ns != NULL, 0};
   /* No region of the team runs: a worker that ran a chunk of the last one
    * must not spin on for this one (protocol 2, 19); and OpenMP's n - 1
    * threads are busy now and spin after it: the team's workers count them
@@ -275,5 +286,7 @@ size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   tt_atomic_store_relaxed(&tt__the_team.running_gen, 0);
   tt_atomic_store_relaxed(&tt__the_team.others_busy, (uint32_t)(n - 1));
   GOMP_parallel(lent_part, &L, (unsigned)n, 0);
+  if (longest_ns)
+    *longest_ns = tt_atomic_load_relaxed(&L.longest);
   return n;
 }

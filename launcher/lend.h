@@ -17,9 +17,12 @@ bool tt__lend_possible(tt__thread *me, size_t p);
 
 /* Runs the region on OpenMP's threads (GOMP_parallel) and returns how many
  * it ran on, or 0 when OpenMP would use a single thread (then nothing ran).
+ * longest_ns, unless NULL, receives the longest of the threads' parts (each
+ * timed from its start to its end): the region less that is what lending
+ * it cost beyond its critical path.
  * Precondition: the caller holds the team; tt__lend_possible(p). */
 size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
-                tt__mode mode);
+                tt__mode mode, uint64_t *longest_ns);
 
 /* What a region lent on p participants leaves behind, in ns of the team's
  * time: OpenMP's threads spin after it (their spin, measured once), taking

@@ -86,7 +86,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   tt__way_plan plan;
   tt__way_choose(&me->loops, all ? NULL : l, m, p, mode,
                  all ? TT__WAYS : fixed_way(), &st, &plan);
-  tt__way_cost cost = {0, 0, 0, 0, 0};
+  tt__way_cost cost = {0, 0, 0, 0, 0, 0};
   tt__way ran = TT__WAY_TEAM;
   bool held = false;
   if (plan.way != TT__WAY_SERIAL) {
@@ -131,7 +131,9 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     plan.way = TT__WAY_TEAM; /* a restart since the choice changed the settings */
   tt__own own = {0, 0, 0};
   me->share = 0;
-  if (plan.way == TT__WAY_OPENMP && tt__lend(f, ctx, m, p, mode) > 0) {
+  uint64_t lent_part = 0;
+  if (plan.way == TT__WAY_OPENMP &&
+      tt__lend(f, ctx, m, p, mode, plan.timed ? &lent_part : NULL) > 0) {
     ran = TT__WAY_OPENMP;
   } else {
     /* the workers' spin after it: the model's (way.c), unless fixed */
@@ -151,6 +153,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     cost.ns = cost.end_ns - plan.t0;
     cost.own_ns = own.ns;
     cost.woken = own.woken;
+    cost.lent_part_ns = lent_part;
     if (ran == TT__WAY_TEAM)
       cost.own_share = mode != TT__MODE_EACH ? (double)own.chunks / (double)m
                        : me->share > 0       ? me->share

@@ -9,16 +9,18 @@
  * constants (tt__the_costs): `fork`, what a region on spinning workers
  * costs beyond its work, per worker; `wake_call`, the caller's futex wake
  * of a sleeping worker; `wake_lat`, from that call until the worker runs;
- * `lend`, an openmp region beyond its work.  The constants are measured by
+ * `lend`, an openmp region beyond its critical path (its threads' longest
+ * part).  The constants are measured by
  * the first holder after every team start (way-probe.c) and by every
  * region that meets them (each wake is timed by the holder and by the
  * woken worker), so a loaded machine, a vCPU that halts, a CPU set that
- * changed are followed without a rule that knows them.  A loop's one
- * measured correction is `extra`: what its regions on the team cost
+ * changed are followed without a rule that knows them.  A loop's
+ * measured corrections are `extra`: what its regions on the team cost
  * beyond the formula (its imbalance, its memory traffic, a wake-up slower
  * for it than the constants say), one for each state a region meets: its
  * workers all spinning or some woken, OpenMP's threads asleep or spinning
- * (they then take the CPUs the team's workers need).
+ * (they then take the CPUs the team's workers need); and `lent`, its
+ * openmp regions beyond E / p, per state of OpenMP's threads.
  *
  * The formulas (E work, p participants, s of the p - 1 workers spinning,
  * k = p - 1 - s asleep, F(q) = fork (q - 1)):
@@ -33,10 +35,13 @@
  *                  D = s A + wake_lat done by then
  *                  static: A + E / p when a sleeper comes before the caller
  *                  has run its own chunk, else k wake_call + (k + 1) E / p
- *   openmp         lend[spinning] + E / p, + tail where OpenMP's threads
+ *   openmp         lent + E / p, + tail where OpenMP's threads
  *                  sleep: they spin after it, taking the team's CPUs
  *                  (lend.c, tt__lend_tail_ns); where they spin already
- *                  the lend prolongs what is there
+ *                  the lend prolongs what is there.  lent is the loop's
+ *                  own (its openmp regions beyond E / p: the lend and its
+ *                  imbalance), else the process's lend constant (a lent
+ *                  region beyond its threads' longest part)
  * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
@@ -203,8 +208,10 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
   case TT__WAY_SERIAL:
     return e;
   case TT__WAY_OPENMP: {
-    float o = constant_ns(&tt__the_costs.lend[s->omp_spins]);
-    if (o <= 0)
+    /* the loop's own number, else the process's constant */
+    int st = s->omp_spins;
+    float o = l->lent_nsamples[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
+    if (!l->lent_nsamples[st] && o <= 0)
       return -1;
     /* the tail: a lend that finds OpenMP's threads asleep starts their
      * spin; one that finds them spinning prolongs what is there */
@@ -320,12 +327,15 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
          * measures the one of its own state, and its workers' spin lets
          * the next regions measure the other (a bad sample otherwise keeps
          * the workers asleep, and itself, for ever). */
+        int o = s->can_lend && s->omp_spins;
         if (x == TT__WAY_TEAM) {
-          int o = s->can_lend && s->omp_spins;
           memset(l->extra[o], 0, sizeof l->extra[o]);
           memset(l->extra_nsamples[o], 0, sizeof l->extra_nsamples[o]);
           team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
           cost = team;
+        } else { /* the same for openmp's number in this state */
+          l->lent_nsamples[o] = 0;
+          cost = tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s);
         }
         plan->retried = i + 1;
         plan->best_ns = best;
@@ -437,8 +447,15 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     follow_median(&l->extra[o][woken], l->extra_samples[o][woken],
                   &l->extra_nsamples[o][woken], x);
   } else if (ran == TT__WAY_OPENMP && l->work > 0) {
-    float o = ns - l->work / (float)plan->p;
-    tt__costs_lend(plan->omp_spins, o > 1 ? (uint64_t)o : 1);
+    /* the loop's number: the region beyond E / p; the process's
+     * constant: what lending cost beyond the region's critical path (its
+     * threads' longest part), not the loop's imbalance, which another
+     * loop does not have (where the parts were not timed, the loop's) */
+    int o = plan->omp_spins;
+    float x = ns - l->work / (float)plan->p;
+    follow_median(&l->lent[o], l->lent_samples[o], &l->lent_nsamples[o], x);
+    float k = c->lent_part_ns ? ns - (float)c->lent_part_ns : x;
+    tt__costs_lend(o, k > 1 ? (uint64_t)k : 1);
   }
   next_look(l, ns);
 }

@@ -54,6 +54,11 @@ typedef struct tt__loop {
    * there are (up to 3; way.c, follow_median) */
   float work_samples[3], extra_samples[2][2][3];
   uint8_t work_nsamples, extra_nsamples[2][2];
+  /* an openmp region of the loop beyond E / p, per state of OpenMP's
+   * threads [omp]: the lend's own cost and the loop's imbalance (its
+   * samples as above; none: the process's lend constant stands in) */
+  float lent[2], lent_samples[2][3];
+  uint8_t lent_nsamples[2];
   uint32_t untimed_left; /* untimed regions before the next timed one */
   /* ns the loop has spent, at its best way's predicted cost, while team
    * [0] or openmp [1] was kept out of it, since that way last ran it; a
@@ -147,6 +152,7 @@ typedef struct tt__way_cost {
   double own_share;  /* their share of the region's work (0: unknown) */
   size_t woken;      /* team: sleeping workers it woke */
   uint64_t end_ns;   /* the clock at the end */
+  uint64_t lent_part_ns; /* openmp: its threads' longest part (0: not measured) */
 } tt__way_cost;
 
 /* The way the loop's next region runs.  fixed is TEAMS_RUN's way

@@ -69,7 +69,7 @@ static tt__way_plan region(tt__loop *l, size_t m, size_t p, tt__mode mode,
   virtual_now += (uint64_t)gap;
   tt__way_choose(&tab, l, m, p, mode, TT__WAYS, s, &plan);
   virtual_now += (uint64_t)cost;
-  tt__way_cost c = {(uint64_t)cost, (uint64_t)own, share, woken, virtual_now};
+  tt__way_cost c = {(uint64_t)cost, (uint64_t)own, share, woken, virtual_now, 0};
   if (plan.way == TT__WAY_SERIAL) {
     c.own_ns = (uint64_t)cost;
     c.own_share = 1;
@@ -223,7 +223,7 @@ static tt__way kept_out_region(tt__loop *l, double team, double *cost) {
   *cost = alone ? 20000 : team;
   virtual_now += (uint64_t)*cost;
   tt__way_cost c = {(uint64_t)*cost, alone ? 20000u : 10000u, alone ? 1 : 0.5, 0,
-                    virtual_now};
+                    virtual_now, 0};
   tt__way_record(&tab, &plan, plan.way, &c);
   return plan.way;
 }
@@ -272,7 +272,7 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
     double cost = team ? 10 * pred : 20000;
     virtual_now += (uint64_t)cost;
     tt__way_cost c = {(uint64_t)cost, team ? 10000u : 20000u, team ? 0.5 : 1,
-                      team ? 1u : 0u, virtual_now};
+                      team ? 1u : 0u, virtual_now, 0};
     tt__way_record(&tab, &plan, plan.way, &c);
     if (team) {
       trials++;
@@ -297,7 +297,7 @@ Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   cr_assert_eq(plan.way, TT__WAY_OPENMP);
   cr_assert(plan.trial && plan.timed);
   virtual_now += 51000;
-  tt__way_cost c = {51000, 0, 0, 0, virtual_now};
+  tt__way_cost c = {51000, 0, 0, 0, virtual_now, 0};
   tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
   cr_assert_eq(tt_atomic_load_relaxed(&tt__the_costs.lend[1]), 1000);
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -311,11 +311,39 @@ Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   cr_assert_eq(plan.way, TT__WAY_OPENMP);
   cr_assert(plan.trial);
   virtual_now += 80000;
-  c = (tt__way_cost){80000, 0, 0, 0, virtual_now};
+  c = (tt__way_cost){80000, 0, 0, 0, virtual_now, 0};
   tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
   l->untimed_left = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM);
+}
+
+/* A loop's imbalance on OpenMP's threads is its own: a static loop whose
+ * lent regions wait 187 us for their slowest thread makes its own openmp
+ * dear, not every loop's.  The process's lend is what lending cost beyond
+ * the threads' longest part; a loop's lent, its regions beyond E / p. */
+Test(way, a_loops_imbalance_on_openmp_stays_its_own) {
+  fresh();
+  static const char key2;
+  tt__way_state s = {0, true, true, 0};
+  tt__loop *a = tt__loop_find(&tab, &key, 64, 2);
+  a->work = 400000;
+  for (int i = 0; i < 3; i++) {
+    tt__way_plan plan;
+    a->untimed_left = 0;
+    tt__way_choose(&tab, a, 64, 2, TT__MODE_STATIC, TT__WAYS, &s, &plan);
+    plan.way = TT__WAY_OPENMP; /* as if chosen: the record is the test */
+    virtual_now += 388000;
+    tt__way_cost c = {388000, 0, 0, 0, virtual_now, 387000};
+    tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
+  }
+  cr_assert_eq(tt_atomic_load_relaxed(&tt__the_costs.lend[1]), 1000);
+  cr_assert_float_eq(tt__way_predict(a, TT__WAY_OPENMP, true, 64, 2, TT__MODE_STATIC, &s),
+                     388000, 1);
+  tt__loop *b = tt__loop_find(&tab, &key2, 64, 2);
+  b->work = 400000;
+  cr_assert_float_eq(tt__way_predict(b, TT__WAY_OPENMP, true, 64, 2, TT__MODE_GREEDY, &s),
+                     201000, 1);
 }
 
 /* A lent region leaves OpenMP's threads spinning after it (its tail,
@@ -340,7 +368,7 @@ Test(way, a_lent_regions_tail_bounds_its_tries) {
                                              : 100000;
     virtual_now += (uint64_t)cost;
     tt__way_cost c = {(uint64_t)cost, plan.way == TT__WAY_SERIAL ? 100000 : 50000,
-                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now};
+                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now, 0};
     tt__way_record(&tab, &plan, plan.way, &c);
     if (plan.way == TT__WAY_OPENMP) {
       cr_assert(plan.trial, "region %d: openmp chosen beside its tail", i);
@@ -387,7 +415,7 @@ Test(way, openmp_without_fork) {
   cr_assert_eq(plan.way, TT__WAY_OPENMP);
   cr_assert(plan.trial);
   virtual_now += 5000;
-  tt__way_cost c = {5000, 0, 0, 0, virtual_now};
+  tt__way_cost c = {5000, 0, 0, 0, virtual_now, 0};
   tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
   l->untimed_left = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -435,7 +463,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
     /* timed for the region's time alone (the auto schedule and the
      * driver's run-at-submit read it), nothing else learnt */
     cr_assert(plan.timed, "a loop with no last_ns is timed");
-    tt__way_cost c = {3000, 3000, 1, 0, 0};
+    tt__way_cost c = {3000, 3000, 1, 0, 0, 0};
     tt__way_record(&tab, &plan, fixed[k], &c);
     cr_assert_float_eq(l->last_ns, 3000, 1e-3);
     cr_assert_float_eq(l->work, 0, 1e-9, "a fixed way learns no work");
@@ -445,7 +473,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
   /* once it has a number, timed one region in as many as keep the looks
    * cheap, like any loop */
   tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_SERIAL, &s, &plan);
-  tt__way_cost c = {100, 100, 1, 0, 0}; /* looks of 60 ns: 1 in 20 */
+  tt__way_cost c = {100, 100, 1, 0, 0, 0}; /* looks of 60 ns: 1 in 20 */
   tt__way_record(&tab, &plan, TT__WAY_SERIAL, &c);
   cr_assert_eq(l->untimed_left, LOOK * TT__OVERHEAD_DIV / 100);
   tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAY_SERIAL, &s, &plan);
