@@ -143,32 +143,51 @@ static uint8_t size_class(size_t n) {
   return n ? (uint8_t)(64 - __builtin_clzll((unsigned long long)n)) : 0;
 }
 
-static tt__loop *slot(const tt__loops *t, const void *key, uint8_t c,
-                      size_t p) {
+/* The first record of the loop's set. */
+static tt__loop *set_of(const tt__loops *t, const void *key, uint8_t c,
+                        size_t p) {
   uint64_t h = ((uint64_t)(uintptr_t)key >> 4) ^
                (uint64_t)c * 0x9e3779b97f4a7c15u ^
                (uint64_t)p * 0xc2b2ae3d27d4eb4fu;
-  return (tt__loop *)&t->loop[(h ^ (h >> 29)) % TT__LOOPS];
+  size_t set = (size_t)((h ^ (h >> 29)) % (TT__LOOPS / TT__LOOP_WAYS));
+  return (tt__loop *)&t->loop[set * TT__LOOP_WAYS];
+}
+
+static bool is_loop(const tt__loop *l, const void *key, uint8_t c, size_t p) {
+  return l->key == key && l->size_class == c && l->p == p;
 }
 
 tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p) {
   uint8_t c = size_class(size);
-  tt__loop *l = slot(t, key, c, p);
-  if (l->key != key || l->size_class != c || l->p != p) {
-    memset(l, 0, sizeof *l);
-    l->key = key;
-    l->size_class = c;
-    l->p = (uint32_t)p;
-    l->steal = -1;
+  tt__loop *set = set_of(t, key, c, p), *l = set;
+  uint32_t now = ++t->finds;
+  for (int i = 0; i < TT__LOOP_WAYS; i++) {
+    if (is_loop(&set[i], key, c, p)) {
+      set[i].used = now;
+      return &set[i];
+    }
+    /* else the empty record, or the one found longest ago (the clock's
+     * differences are right across its wrap) */
+    if (l->key && (!set[i].key || now - set[i].used > now - l->used))
+      l = &set[i];
   }
+  memset(l, 0, sizeof *l);
+  l->key = key;
+  l->size_class = c;
+  l->p = (uint32_t)p;
+  l->steal = -1;
+  l->used = now;
   return l;
 }
 
 const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
                               size_t p) {
   uint8_t c = size_class(size);
-  const tt__loop *l = slot(t, key, c, p);
-  return l->key == key && l->size_class == c && l->p == p ? l : NULL;
+  const tt__loop *set = set_of(t, key, c, p);
+  for (int i = 0; i < TT__LOOP_WAYS; i++)
+    if (is_loop(&set[i], key, c, p))
+      return &set[i];
+  return NULL;
 }
 
 /* ---- the model ------------------------------------------------------------------- */

@@ -70,13 +70,19 @@ typedef struct tt__loop {
   float last_ns;
   int8_t steal;
   uint32_t chunks;
+  uint32_t used; /* the table's `finds` when it was last found */
 } tt__loop;
 
-/* A launching thread's loops (in its tt__thread, team-state.h): direct
- * mapped; a loop that maps onto another's record takes it over. */
+/* A launching thread's loops (in its tt__thread, team-state.h): sets of
+ * TT__LOOP_WAYS records, a loop's set from its key, class and p; a loop
+ * new to a full set takes over the record found least recently (a
+ * program's loops in turn keep their records: with one record a set, two
+ * loops of a phase mapping onto it made each region a first one). */
 #define TT__LOOPS 64
+#define TT__LOOP_WAYS 4
 typedef struct tt__loops {
   tt__loop loop[TT__LOOPS];
+  uint32_t finds; /* tt__loop_find calls, the clock of the records' `used` */
   /* the gap between this thread's regions, ns: the median of the last three
    * before timed regions, the untimed ones in between counted at their work */
   float gap, gap_samples[3];
@@ -89,7 +95,8 @@ typedef struct tt__loops {
   double trial_ns;
 } tt__loops;
 
-/* The record of a loop, taken over (fresh) when the slot held another. */
+/* The record of a loop; a new one (fresh) in its set's empty or least
+ * recently found record. */
 tt__loop *tt__loop_find(tt__loops *t, const void *key, size_t size, size_t p);
 /* The record of a loop if the table has it, else NULL (tests, the report). */
 const tt__loop *tt__loop_peek(const tt__loops *t, const void *key, size_t size,
