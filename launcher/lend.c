@@ -28,7 +28,11 @@
  * to the openmp way where OpenMP's threads sleep and to every try of it:
  * after the region OpenMP's n - 1 threads spin for S, taking n - 1 of the
  * team's CPUs meanwhile, so the team's next regions lose up to
- * S (n - 1) / cpus of its time.  S: libomp reports its blocktime
+ * S (n - 1) / cpus of its time.  Where they spin, a region lent within S
+ * of the last lent one prolongs that one's spin by the time since (a try
+ * of openmp every few regions would otherwise keep them spinning for
+ * good, beside a caller that runs the regions alone); after S the spin is
+ * the program's own, and a lend leaves nothing of its own.  S: libomp reports its blocktime
  * (kmp_get_blocktime, 200 ms by default); libgomp spins GOMP_SPINCOUNT
  * times (300000 by default, none with OMP_WAIT_POLICY=passive) around a
  * pause instruction, whose cost is measured here, once
@@ -119,14 +123,23 @@ static uint64_t spin_ns(void) {
   return ns > 1000000000u ? 0 : ns;
 }
 
-float tt__lend_tail_ns(size_t p) {
-  /* read by the process's first thread only (the one that lends) */
-  static float spin = -1;
+/* The process's first thread's (the one that lends): S, measured once,
+ * and the end of its last lent region (0: none yet). */
+static float spin = -1;
+static uint64_t last_lent_end;
+
+float tt__lend_tail_ns(size_t p, bool spinning) {
   if (spin < 0)
     spin = (float)spin_ns();
   int max = omp_get_max_threads ? omp_get_max_threads() : 1;
   size_t n = max < 2 ? 1 : (size_t)max < p ? (size_t)max : p, cpus = tt__the_team.cpus;
-  return cpus ? spin * (float)(n - 1) / (float)cpus : 0;
+  float tail = cpus ? spin * (float)(n - 1) / (float)cpus : 0;
+  if (!spinning)
+    return tail;
+  /* spinning: a lent region within S of the last one prolongs that one's
+   * spin by the time since it; after S the spin is the program's own */
+  float since = last_lent_end ? (float)(tt__now_ns() - last_lent_end) : spin;
+  return since < spin ? tail * since / spin : 0;
 }
 
 /* The longest window a look concludes from, in looks' intervals; how often
@@ -286,6 +299,7 @@ size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
   tt_atomic_store_relaxed(&tt__the_team.running_gen, 0);
   tt_atomic_store_relaxed(&tt__the_team.others_busy, (uint32_t)(n - 1));
   GOMP_parallel(lent_part, &L, (unsigned)n, 0);
+  last_lent_end = tt__now_ns();
   if (longest_ns)
     *longest_ns = tt_atomic_load_relaxed(&L.longest);
   return n;

@@ -24,11 +24,13 @@ bool tt__lend_possible(tt__thread *me, size_t p);
 size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
                 tt__mode mode, uint64_t *longest_ns);
 
-/* What a region lent on p participants leaves behind, in ns of the team's
- * time: OpenMP's threads spin after it (their spin, measured once), taking
- * their share of the team's CPUs meanwhile; 0 when there is no OpenMP
- * runtime, or it never sleeps, or never spins (lend.c). */
-float tt__lend_tail_ns(size_t p);
+/* What a region lent on p participants now leaves behind, in ns of the
+ * team's time: OpenMP's threads spin after it (their spin, measured once),
+ * taking their share of the team's CPUs meanwhile; spinning (they spin
+ * now), only what it adds to the spin of the last lent region; 0 when
+ * there is no OpenMP runtime, or it never sleeps, or never spins (lend.c).
+ * The process's first thread only. */
+float tt__lend_tail_ns(size_t p, bool spinning);
 
 /* Whether OpenMP's threads spin now, as the process's CPU time says, and
  * team.others_busy (lend.c); held: the caller holds the team.

@@ -82,7 +82,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   st.spinning = tt_atomic_load_relaxed(&tt__the_team.awake);
   st.can_lend = !all && tt__lend_possible(me, p);
   st.omp_spins = st.can_lend && tt__lend_spinning(false);
-  st.omp_tail_ns = st.can_lend ? tt__lend_tail_ns(p) : 0;
+  st.omp_tail_ns = st.can_lend ? tt__lend_tail_ns(p, st.omp_spins) : 0;
   tt__way_plan plan;
   tt__way_choose(&me->loops, all ? NULL : l, m, p, mode,
                  all ? TT__WAYS : fixed_way(), &st, &plan);

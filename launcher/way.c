@@ -233,7 +233,9 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
     if (!l->lent_nsamples[st] && o <= 0)
       return -1;
     /* the tail: a lend that finds OpenMP's threads asleep starts their
-     * spin; one that finds them spinning prolongs what is there */
+     * spin; one that finds them spinning prolongs what is there, which
+     * counts only in its tries (below): lent in turn, the regions keep
+     * the spin they need */
     return o + e / (float)p + (s->omp_spins ? 0 : s->omp_tail_ns);
   }
   default:
@@ -333,10 +335,12 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
         continue;
       }
       l->kept_out_ns[i] += best;
-      /* openmp with no number: where OpenMP's threads sleep, its tail
-       * (a predicted cost has it already); where they spin, nothing: the
-       * try leaves no spin that was not there */
-      float excess = cost >= 0 ? cost - best : s->omp_spins ? 0 : s->omp_tail_ns;
+      /* and openmp's tail: where OpenMP's threads sleep the predicted
+       * cost has it already; where they spin, what the try adds to the
+       * spin of the last lent region (none when the spin is the
+       * program's own) */
+      float excess = (cost >= 0 ? cost - best : 0) +
+                     (x == TT__WAY_OPENMP && (cost < 0 || s->omp_spins) ? s->omp_tail_ns : 0);
       bool retry = (x == TT__WAY_TEAM || cost >= 0 || plan->way == TT__WAY_TEAM || !forked) &&
                    l->kept_out_ns[i] >= TT__OVERHEAD_DIV * excess;
       if (retry && !plan->trial) {

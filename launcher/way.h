@@ -127,7 +127,9 @@ typedef struct tt__way_state {
   size_t spinning;  /* the team's workers awake now, at most p - 1 */
   bool can_lend;    /* lend.c could run this region now */
   bool omp_spins;   /* OpenMP's threads spin now (read only when can_lend) */
-  float omp_tail_ns; /* what a lent region leaves behind (tt__lend_tail_ns) */
+  /* what a region lent now leaves behind (tt__lend_tail_ns): where
+   * OpenMP's threads spin, what it adds to the spin of the last lent one */
+  float omp_tail_ns;
 } tt__way_state;
 
 /* A region's choice, from tt__way_choose to tt__way_record. */

@@ -382,9 +382,11 @@ Test(way, a_lent_regions_tail_bounds_its_tries) {
   cr_assert_eq(tt_atomic_load_relaxed(&tt__the_costs.lend[0]), 1000);
   cr_assert_lt(tried / spent, 2.0 / TT__OVERHEAD_DIV, "tries with their tails cost %.1f%% in %u",
                100 * tried / spent, tries);
-  /* spinning already (the program's own OpenMP loops): the try leaves
-   * nothing new, made at once where the team would win */
+  /* spinning already (the program's own OpenMP loops, no lend of ours
+   * within their spin): the try leaves nothing new, made at once where
+   * the team would win */
   s.omp_spins = true;
+  s.omp_tail_ns = 0;
   l->untimed_left = 0;
   tt__way_plan plan;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -396,8 +398,48 @@ Test(way, a_lent_regions_tail_bounds_its_tries) {
   cr_assert_float_eq(tt__way_predict(l, TT__WAY_OPENMP, true, 64, 2, TT__MODE_GREEDY, &s),
                      100 + e / 2, 1e-3);
   s.omp_spins = false;
+  s.omp_tail_ns = 5e6f;
   cr_assert_float_eq(tt__way_predict(l, TT__WAY_OPENMP, true, 64, 2, TT__MODE_GREEDY, &s),
                      1000 + e / 2 + 5e6, 1);
+}
+
+/* OpenMP's threads spinning because of our own lends: each try of openmp
+ * prolongs that spin by the time since the last lent region (lend.c), and
+ * the tries wait for TT__OVERHEAD_DIV times that too.  (Counted as free,
+ * tries every few dozen regions of a loop best on the caller alone kept
+ * OpenMP's threads spinning for good, beside the caller: a program of
+ * 20,000 regions of 0.6 us ran 1.4x its time alone.) */
+Test(way, tries_of_openmp_pay_the_spin_they_prolong) {
+  fresh();
+  const float spin = 5e6f, tail = spin / 2; /* S 5 ms, one of two CPUs */
+  tt_atomic_store_relaxed(&tt__the_costs.lend[1], 1000);
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  l->work = 600;
+  uint64_t last_lend = virtual_now;
+  double spent = 0, tried = 0;
+  unsigned tries = 0;
+  for (int i = 0; i < 200000; i++) {
+    float since = (float)(virtual_now - last_lend);
+    tt__way_state s = {0, true, true, since < spin ? tail * since / spin : 0};
+    tt__way_plan plan;
+    l->untimed_left = 0;
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+    double cost = plan.way == TT__WAY_OPENMP ? 1300 : plan.way == TT__WAY_TEAM ? FORK + 300 + 2000 : 600;
+    virtual_now += (uint64_t)cost;
+    tt__way_cost c = {(uint64_t)cost, plan.way == TT__WAY_SERIAL ? 600 : 300,
+                      plan.way == TT__WAY_SERIAL ? 1 : 0.5, 0, virtual_now, 0};
+    tt__way_record(&tab, &plan, plan.way, &c);
+    if (plan.way == TT__WAY_OPENMP) {
+      tries++;
+      tried += cost + s.omp_tail_ns;
+      cost += s.omp_tail_ns;
+      last_lend = virtual_now;
+    }
+    spent += cost;
+  }
+  cr_assert_gt(tries, 0, "openmp was never tried");
+  cr_assert_lt(tried / spent, 2.0 / TT__OVERHEAD_DIV,
+               "tries with the spin they prolong cost %.1f%% in %u", 100 * tried / spent, tries);
 }
 
 /* Until the probe has found a worker running (no `fork`: beside OpenMP's
@@ -408,7 +450,7 @@ Test(way, openmp_without_fork) {
   tt__costs_set(0, 0, 0, 0);
   tt_atomic_store_relaxed(&tt__the_costs.fork, 0);
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
-  tt__way_state s = {0, true, true, 5e6f};
+  tt__way_state s = {0, true, true, 0}; /* the program's own spin */
   l->work = 8000;
   tt__way_plan plan;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -423,6 +465,7 @@ Test(way, openmp_without_fork) {
   cr_assert(!plan.trial);
   /* asleep, no lend[0]: the try waits for TT__OVERHEAD_DIV tails */
   s.omp_spins = false;
+  s.omp_tail_ns = 5e6f;
   l->untimed_left = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_SERIAL);
