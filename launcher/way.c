@@ -52,7 +52,9 @@
  * threads: idle.c, "Overcommitted"); where OpenMP's threads sleep, once
  * the loop has spent TT__OVERHEAD_DIV times the tail the try leaves: a
  * runtime that spins for 200 ms after a region (libomp) is not woken by a
- * try every few regions, each taking the team's CPUs.  Trials are counted
+ * try every few regions, each taking the team's CPUs; where they spin
+ * within that time of our last lent region, the spin is (also) ours, and
+ * a try pays what it prolongs it (lend.c, tt__lend_tail_ns).  Trials are counted
  * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
  * once the loop has spent TT__OVERHEAD_DIV times its predicted excess
  * (its measured one, when the try cost more than predicted).
