@@ -28,11 +28,13 @@
  * to the openmp way where OpenMP's threads sleep and to every try of it:
  * after the region OpenMP's n - 1 threads spin for S, taking n - 1 of the
  * team's CPUs meanwhile, so the team's next regions lose up to
- * S (n - 1) / cpus of its time.  Where they spin, a region lent within S
- * of the last lent one prolongs that one's spin by the time since (a try
- * of openmp every few regions would otherwise keep them spinning for
- * good, beside a caller that runs the regions alone); after S the spin is
- * the program's own, and a lend leaves nothing of its own.  S: libomp reports its blocktime
+ * S (n - 1) / cpus of its time.  Where they spin because a region of
+ * ours woke them, a region lent within S of the last lent one prolongs
+ * that spin by the time since (a try of openmp every few regions would
+ * otherwise keep them spinning for good, beside a caller that runs the
+ * regions alone); a spin the program's own OpenMP regions keep up (they
+ * spun when we first lent, or still spin S after our last lent region)
+ * is not ours, and a lend leaves nothing of its own there.  S: libomp reports its blocktime
  * (kmp_get_blocktime, 200 ms by default); libgomp spins GOMP_SPINCOUNT
  * times (300000 by default, none with OMP_WAIT_POLICY=passive) around a
  * pause instruction, whose cost is measured here, once
@@ -123,10 +125,16 @@ static uint64_t spin_ns(void) {
   return ns > 1000000000u ? 0 : ns;
 }
 
-/* The process's first thread's (the one that lends): S, measured once,
- * and the end of its last lent region (0: none yet). */
+/* The process's first thread's (the one that lends): S, measured once;
+ * the end of its last lent region (0: none yet); whether OpenMP's threads
+ * spin, as the last region's choice saw them; and whether that spin is
+ * ours: they were seen asleep when a region of ours was lent, and have
+ * not been seen asleep since, nor spinning S after our last lent region.
+ * A spin the program's own OpenMP regions keep up is not ours, whatever
+ * we lend meanwhile. */
 static float spin = -1;
 static uint64_t last_lent_end;
+static bool seen_spinning, ours;
 
 float tt__lend_tail_ns(size_t p, bool spinning) {
   if (spin < 0)
@@ -134,12 +142,17 @@ float tt__lend_tail_ns(size_t p, bool spinning) {
   int max = omp_get_max_threads ? omp_get_max_threads() : 1;
   size_t n = max < 2 ? 1 : (size_t)max < p ? (size_t)max : p, cpus = tt__the_team.cpus;
   float tail = cpus ? spin * (float)(n - 1) / (float)cpus : 0;
-  if (!spinning)
+  seen_spinning = spinning;
+  if (!spinning) {
+    ours = false;
     return tail;
-  /* spinning: a lent region within S of the last one prolongs that one's
-   * spin by the time since it; after S the spin is the program's own */
+  }
+  /* spinning, ours: a lent region within S of the last one prolongs that
+   * one's spin by the time since it */
   float since = last_lent_end ? (float)(tt__now_ns() - last_lent_end) : spin;
-  return since < spin ? tail * since / spin : 0;
+  if (since >= spin)
+    ours = false;
+  return ours ? tail * since / spin : 0;
 }
 
 /* The longest window a look concludes from, in looks' intervals; how often
@@ -298,6 +311,8 @@ size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
    * (idle.c, "Overcommitted") until the next look says otherwise. */
   tt_atomic_store_relaxed(&tt__the_team.running_gen, 0);
   tt_atomic_store_relaxed(&tt__the_team.others_busy, (uint32_t)(n - 1));
+  if (!seen_spinning)
+    ours = true; /* woken by this region */
   GOMP_parallel(lent_part, &L, (unsigned)n, 0);
   last_lent_end = tt__now_ns();
   if (longest_ns)

@@ -139,6 +139,16 @@ static void follow_median(float *v, float s[3], uint8_t *n, float x) {
   }
 }
 
+/* A loop's openmp number: the first sample sets it; a lower one moves it
+ * by 1/2, a higher one by 1/8, as the constants (sample_constant): a lent
+ * region that met a time slice -- OpenMP's threads are not ours to move
+ * off a busy CPU -- is not yet a dearer loop, and a loop whose every
+ * region waits for its slowest thread gets there at its first sample. */
+static void follow_low(float *v, uint8_t *n, float x) {
+  *v = !*n ? x : *v + (x - *v) / (x < *v ? 2 : 8);
+  *n = 1;
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 static uint8_t size_class(size_t n) {
@@ -478,7 +488,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
      * loop does not have (where the parts were not timed, the loop's) */
     int o = plan->omp_spins;
     float x = ns - l->work / (float)plan->p;
-    follow_median(&l->lent[o], l->lent_samples[o], &l->lent_nsamples[o], x);
+    follow_low(&l->lent[o], &l->lent_nsamples[o], x);
     float k = c->lent_part_ns ? ns - (float)c->lent_part_ns : x;
     tt__costs_lend(o, k > 1 ? (uint64_t)k : 1);
   }

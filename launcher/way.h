@@ -55,9 +55,10 @@ typedef struct tt__loop {
   float work_samples[3], extra_samples[2][2][3];
   uint8_t work_nsamples, extra_nsamples[2][2];
   /* an openmp region of the loop beyond E / p, per state of OpenMP's
-   * threads [omp]: the lend's own cost and the loop's imbalance (its
-   * samples as above; none: the process's lend constant stands in) */
-  float lent[2], lent_samples[2][3];
+   * threads [omp]: the lend's own cost and the loop's imbalance (way.c,
+   * follow_low); whether it has a sample (none: the process's lend
+   * constant stands in) */
+  float lent[2];
   uint8_t lent_nsamples[2];
   uint32_t untimed_left; /* untimed regions before the next timed one */
   /* ns the loop has spent, at its best way's predicted cost, while team
