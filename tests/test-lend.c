@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lend.h"
 #include "team-internal.h"
 #include "team-state.h"
 #include "teams/team.h"
@@ -130,6 +131,30 @@ Test(lend, lends_every_mode, .timeout = 60) {
     for (size_t c = 0; c < 4; c++)
       cr_assert_eq(atomic_load(&r->part[c]), (int)c);
   }
+  free(r);
+}
+
+/* Whose spin a lend prolongs (tt__lend_tail_ns): OpenMP's threads seen
+ * spinning before any region of ours was lent spin for the program, and a
+ * lend adds nothing there; lent while they were seen asleep, the spin is
+ * ours, and the next lend prolongs it by the time since (a share of the
+ * tail, under it), until they are seen asleep again. */
+Test(lend, a_spin_is_ours_only_where_a_lend_woke_openmp, .timeout = 60) {
+  setenv("GOMP_SPINCOUNT", "3000000", 1); /* S: 3 ms at 1 ns a pause, under 1 s */
+  region *r = team_of("2", 2, "openmp", NULL);
+  cr_assert_float_eq(tt__lend_tail_ns(2, true), 0, 1e-9, "the program's spin");
+  float tail = tt__lend_tail_ns(2, false);
+  cr_assert_gt(tail, 0, "seen asleep: a lend leaves its whole tail");
+  double spin = (double)tail * (double)tt__the_team.cpus; /* S (n - 1) / cpus, n = 2 */
+  uint64_t t0 = tt__now_ns();
+  cr_assert_eq(run_region(r, 4, 2, TT__MODE_STATIC, NULL), 4, "lent");
+  float ext = tt__lend_tail_ns(2, true);
+  if ((double)(tt__now_ns() - t0) < spin)
+    cr_assert(ext > 0 && ext < tail, "ours: %g of a tail of %g", ext, tail);
+  else
+    cr_assert_float_eq(ext, 0, 1e-9, "S passed since: the spin is the program's");
+  cr_assert_float_eq(tt__lend_tail_ns(2, false), tail, 1e-3 * tail);
+  cr_assert_float_eq(tt__lend_tail_ns(2, true), 0, 1e-9, "seen asleep since: not ours");
   free(r);
 }
 
