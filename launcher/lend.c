@@ -147,12 +147,16 @@ float tt__lend_tail_ns(size_t p, bool spinning) {
     ours = false;
     return tail;
   }
+  if (!ours)
+    return 0;
   /* spinning, ours: a lent region within S of the last one prolongs that
    * one's spin by the time since it */
   float since = last_lent_end ? (float)(tt__now_ns() - last_lent_end) : spin;
-  if (since >= spin)
+  if (since >= spin) {
     ours = false;
-  return ours ? tail * since / spin : 0;
+    return 0;
+  }
+  return tail * since / spin;
 }
 
 /* The longest window a look concludes from, in looks' intervals; how often

@@ -127,18 +127,29 @@ void tt__way_report(void) {
           tt_atomic_load_relaxed(&c->lend[1]), tt_atomic_load_relaxed(&c->look));
   fprintf(stderr,
           "teams: ways: regions team %llu, serial %llu, openmp %llu "
-          "(%llu timed); trials %llu, %.1f us in all; "
+          "(%llu timed); trials %llu (team %llu, serial %llu, openmp %llu), %.1f us in all; "
           "gap between regions %.1f us; workers slept %llu times after "
           "their spin, %llu overcommitted, %llu beside the holder; moved off "
           "the holder's CPU %llu times\n",
           (unsigned long long)t->ran[TT__WAY_TEAM],
           (unsigned long long)t->ran[TT__WAY_SERIAL],
           (unsigned long long)t->ran[TT__WAY_OPENMP], (unsigned long long)t->timed,
-          (unsigned long long)t->trials, t->trial_ns / 1e3, (double)t->gap / 1e3,
+          (unsigned long long)t->trials, (unsigned long long)t->tried[TT__WAY_TEAM],
+          (unsigned long long)t->tried[TT__WAY_SERIAL],
+          (unsigned long long)t->tried[TT__WAY_OPENMP], t->trial_ns / 1e3, (double)t->gap / 1e3,
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_spun),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder),
           (unsigned long long)tt_atomic_load_relaxed(&tt__moves_off_holder));
+  static const char *const names[TT__WAYS] = {"team", "serial", "openmp"};
+  for (int w = 0; w < TT__WAYS; w++)
+    if (t->chosen_n[w])
+      fprintf(stderr,
+              "teams: ways: %s as chosen: %llu timed regions, %.2f us a region "
+              "measured, %.2f us predicted\n",
+              names[w], (unsigned long long)t->chosen_n[w],
+              t->chosen_ns[w] / (double)t->chosen_n[w] / 1e3,
+              t->chosen_predicted_ns[w] / (double)t->chosen_n[w] / 1e3);
   for (int i = 0; i < TT__LOOPS; i++) {
     const tt__loop *l = &t->loop[i];
     if (!l->key)

@@ -57,7 +57,10 @@
  * a try pays what it prolongs it (lend.c, tt__lend_tail_ns).  Trials are counted
  * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
  * once the loop has spent TT__OVERHEAD_DIV times its predicted excess
- * (its measured one, when the try cost more than predicted).
+ * (its measured one, when the try cost more than predicted and than the
+ * best way: a debt that the way's regions chosen meanwhile, in a state
+ * where its numbers say it wins, do not cancel).  TEAMS_DEBUG's report
+ * gives each way's regions as chosen, measured against predicted.
  *
  * Spinning.  After a region on the team its workers spin while the next
  * region is expected within `worth`: SPIN_WORTH times what spinning workers
@@ -94,12 +97,18 @@ void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns
 
 static float constant_ns(_Atomic uint32_t *c) { return (float)tt_atomic_load_relaxed(c); }
 
-/* A sample of a constant: the first sets it; a lower one moves it by 1/2,
- * a higher one by 1/8 (one slow wake-up is not yet a slower machine). */
+/* A number that follows its samples: a lower one moves it by 1/2, a
+ * higher one by 1/8 (one slow wake-up is not yet a slower machine). */
+static float follow_low_step(float old, float x) {
+  return old + (x - old) / (x < old ? 2 : 8);
+}
+
+/* A sample of a constant: the first sets it, the next ones follow. */
 static void sample_constant(_Atomic uint32_t *c, uint64_t ns) {
-  int64_t v = ns > UINT32_MAX ? UINT32_MAX : ns ? (int64_t)ns : 1;
-  int64_t old = tt_atomic_load_relaxed(c);
-  tt_atomic_store_relaxed(c, (uint32_t)(!old ? v : old + (v - old) / (v < old ? 2 : 8)));
+  float v = ns > UINT32_MAX ? (float)UINT32_MAX : ns ? (float)ns : 1;
+  uint32_t old = tt_atomic_load_relaxed(c);
+  float x = old ? follow_low_step((float)old, v) : v;
+  tt_atomic_store_relaxed(c, x >= (float)UINT32_MAX ? UINT32_MAX : x < 1 ? 1 : (uint32_t)(x + 0.5f));
 }
 
 void tt__costs_wake_call(uint64_t ns) { sample_constant(&tt__the_costs.wake_call, ns); }
@@ -139,14 +148,14 @@ static void follow_median(float *v, float s[3], uint8_t *n, float x) {
   }
 }
 
-/* A loop's openmp number: the first sample sets it; a lower one moves it
- * by 1/2, a higher one by 1/8, as the constants (sample_constant): a lent
+/* A loop's openmp number: the first sample sets it, the next ones follow
+ * as the constants' do (follow_low_step): a lent
  * region that met a time slice -- OpenMP's threads are not ours to move
  * off a busy CPU -- is not yet a dearer loop, and a loop whose every
  * region waits for its slowest thread gets there at its first sample. */
-static void follow_low(float *v, uint8_t *n, float x) {
-  *v = !*n ? x : *v + (x - *v) / (x < *v ? 2 : 8);
-  *n = 1;
+static void follow_low(float *v, bool *known, float x) {
+  *v = *known ? follow_low_step(*v, x) : x;
+  *known = true;
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -241,8 +250,8 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
   case TT__WAY_OPENMP: {
     /* the loop's own number, else the process's constant */
     int st = s->omp_spins;
-    float o = l->lent_nsamples[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
-    if (!l->lent_nsamples[st] && o <= 0)
+    float o = l->lent_known[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
+    if (!l->lent_known[st] && o <= 0)
       return -1;
     /* the tail: a lend that finds OpenMP's threads asleep starts their
      * spin; one that finds them spinning prolongs what is there, which
@@ -332,6 +341,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       best = openmp;
       plan->way = TT__WAY_OPENMP;
     }
+    plan->expect_ns = best;
     /* A way kept out runs again, as a trial, once the loop has spent
      * TT__OVERHEAD_DIV times what it would cost beyond the best since it
      * last ran: numbers that keep it out (a slow wake-up, a costly region)
@@ -343,7 +353,9 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       if ((x == TT__WAY_OPENMP && !s->can_lend) || (x == TT__WAY_TEAM && !forked))
         continue;
       if (plan->way == x) {
-        l->kept_out_ns[i] = 0;
+        /* a try's measured excess stays owed (the way chosen in another
+         * state, where its number is still unknown, does not pay it) */
+        l->kept_out_ns[i] = l->kept_out_ns[i] < 0 ? l->kept_out_ns[i] : 0;
         continue;
       }
       l->kept_out_ns[i] += best;
@@ -369,7 +381,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
           team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
           cost = team;
         } else { /* the same for openmp's number in this state */
-          l->lent_nsamples[o] = 0;
+          l->lent_known[o] = false;
           cost = tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s);
         }
         plan->retried = i + 1;
@@ -433,6 +445,11 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   if (plan->trial) {
     t->trials++;
     t->trial_ns += ns;
+    t->tried[ran]++;
+  } else if (plan->expect_ns > 0 && ran == plan->way) {
+    t->chosen_n[ran]++;
+    t->chosen_ns[ran] += ns;
+    t->chosen_predicted_ns[ran] += plan->expect_ns;
   }
   /* the gap before it, the untimed regions in between at their work */
   if (t->last_end_ns && plan->t0 > t->last_end_ns) {
@@ -445,13 +462,16 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   t->untimed = 0;
   t->untimed_ns = 0;
   l->last_ns = ns;
-  /* A way kept out that cost more than predicted when tried again: the
+  /* A way kept out that cost more than predicted when tried again (than
+   * the best way, where nothing predicted it), and more than the best: the
    * next try waits until the loop has spent TT__OVERHEAD_DIV times the
    * measured excess, so trials stay within their bound even where the
-   * numbers that predicted them were wrong. */
+   * numbers that predicted them were wrong.  The debt stays until it is
+   * paid (tt__way_choose), whatever state the way is chosen in meanwhile. */
   if (plan->retried && ran == kept_out_way[plan->retried - 1]) {
-    float over = ns - plan->predicted_ns;
-    if (over > 0)
+    float expected = plan->predicted_ns >= 0 ? plan->predicted_ns : plan->best_ns;
+    float over = ns - expected;
+    if (over > 0 && ns > plan->best_ns)
       l->kept_out_ns[plan->retried - 1] = -TT__OVERHEAD_DIV * over;
   }
 
@@ -488,7 +508,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
      * loop does not have (where the parts were not timed, the loop's) */
     int o = plan->omp_spins;
     float x = ns - l->work / (float)plan->p;
-    follow_low(&l->lent[o], &l->lent_nsamples[o], x);
+    follow_low(&l->lent[o], &l->lent_known[o], x);
     float k = c->lent_part_ns ? ns - (float)c->lent_part_ns : x;
     tt__costs_lend(o, k > 1 ? (uint64_t)k : 1);
   }

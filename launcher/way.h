@@ -56,10 +56,10 @@ typedef struct tt__loop {
   uint8_t work_nsamples, extra_nsamples[2][2];
   /* an openmp region of the loop beyond E / p, per state of OpenMP's
    * threads [omp]: the lend's own cost and the loop's imbalance (way.c,
-   * follow_low); whether it has a sample (none: the process's lend
+   * follow_low); whether it has one (not yet: the process's lend
    * constant stands in) */
   float lent[2];
-  uint8_t lent_nsamples[2];
+  bool lent_known[2];
   uint32_t untimed_left; /* untimed regions before the next timed one */
   /* ns the loop has spent, at its best way's predicted cost, while team
    * [0] or openmp [1] was kept out of it, since that way last ran it; a
@@ -91,9 +91,14 @@ typedef struct tt__loops {
   uint64_t last_end_ns; /* the clock at the end of the last timed region (0: none) */
   uint32_t untimed;  /* untimed regions since */
   float untimed_ns;  /* and their work */
-  /* what the rule did, for TEAMS_DEBUG's report at exit */
+  /* what the rule did, for TEAMS_DEBUG's report at exit; and how well the
+   * model predicted each way: its timed regions' measured and predicted
+   * time (regions it chose, trials not counted) */
   uint64_t ran[TT__WAYS], timed, trials;
   double trial_ns;
+  uint64_t tried[TT__WAYS]; /* trials by way */
+  uint64_t chosen_n[TT__WAYS];
+  double chosen_ns[TT__WAYS], chosen_predicted_ns[TT__WAYS];
 } tt__loops;
 
 /* The record of a loop; a new one (fresh) in its set's empty or least
@@ -146,6 +151,7 @@ typedef struct tt__way_plan {
    * cost and this one's */
   int retried;
   float best_ns, predicted_ns;
+  float expect_ns; /* the chosen way's predicted cost (0: none) */
   size_t m;        /* the region's chunks, p and mode */
   size_t p;
   tt__mode mode;

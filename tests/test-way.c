@@ -777,3 +777,62 @@ Test(way, regions_complete_on_the_caller_while_every_worker_is_held) {
     ;
   every_chunk_once("released");
 }
+
+/* A try's debt is the loop's, not one state's: the team tried where its
+ * workers spin meets a time slice (3 ms); the next region, its workers
+ * asleep, runs on the team at its formula's cost (that state's extra was
+ * forgotten by the try and is measured again).  The debt of the dear try
+ * must still be paid before the next one: charged to the state it was
+ * measured in only, the tries came every few regions (the 2-core guest
+ * beside a spinning process: 250 tries, 8-18% of the program). */
+Test(way, a_dear_tries_debt_outlives_a_change_of_state) {
+  fresh();
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  l->work = 20000;
+  l->extra[0][0] = l->extra[0][1] = 15000; /* kept out in both states */
+  l->extra_nsamples[0][0] = l->extra_nsamples[0][1] = 1;
+  tt__way_state spin = spinning(2), sleep = asleep(2);
+  tt__way_plan plan;
+  int i = 0;
+  for (; i < 100000; i++) { /* serial until the team is tried */
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &spin, &plan);
+    bool team = plan.way == TT__WAY_TEAM;
+    uint64_t ns = team ? 3000000 : 20000;
+    virtual_now += ns;
+    tt__way_cost c = {ns, team ? 10000u : ns, team ? 0.5 : 1, 0, virtual_now, 0};
+    tt__way_record(&tab, &plan, plan.way, &c);
+    if (team)
+      break;
+  }
+  cr_assert(plan.trial && plan.retried == 1, "the team was never tried");
+  float debt = -l->kept_out_ns[0];
+  cr_assert_gt(debt, TT__OVERHEAD_DIV * 2.9e6f);
+  /* its workers asleep now: the woken extra was forgotten, the formula
+   * says the team, and it costs what the formula says */
+  l->untimed_left = 0;
+  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &sleep, &plan);
+  cr_assert_eq(plan.way, TT__WAY_TEAM);
+  cr_assert(!plan.trial);
+  virtual_now += 15800;
+  tt__way_cost c = {15800, 7900, 0.5, 1, virtual_now, 0};
+  tt__way_record(&tab, &plan, plan.way, &c);
+  cr_assert_lt(l->kept_out_ns[0], 0, "the debt was forgiven");
+  /* the regions after, in either state (the team chosen where its workers
+   * sleep, at the formula's cost): no try of the team before the loop has
+   * spent the debt */
+  double spent = 0;
+  for (i = 0; spent < debt * 0.9; i++) {
+    bool asleep_now = i % 3;
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS,
+                   asleep_now ? &sleep : &spin, &plan);
+    cr_assert(!plan.retried, "the team tried again after %.1f ms of a %.1f ms debt",
+              spent / 1e6, debt / 1e6);
+    bool team = plan.way == TT__WAY_TEAM;
+    uint64_t ns = team ? 15800 : 20000;
+    virtual_now += ns;
+    if (!team)
+      spent += ns;
+    tt__way_cost s = {ns, team ? 7900u : ns, team ? 0.5 : 1, team, virtual_now, 0};
+    tt__way_record(&tab, &plan, plan.way, &s);
+  }
+}
