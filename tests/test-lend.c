@@ -149,10 +149,13 @@ Test(lend, a_spin_is_ours_only_where_a_lend_woke_openmp, .timeout = 60) {
   uint64_t t0 = tt__now_ns();
   cr_assert_eq(run_region(r, 4, 2, TT__MODE_STATIC, NULL), 4, "lent");
   float ext = tt__lend_tail_ns(2, true);
+  /* within S of the lent region (read after the call: the call's own
+   * reading was earlier) the spin is ours; past it, where the call read
+   * its clock is not known here: ours or the program's */
   if ((double)(tt__now_ns() - t0) < spin)
     cr_assert(ext > 0 && ext < tail, "ours: %g of a tail of %g", ext, tail);
   else
-    cr_assert_float_eq(ext, 0, 1e-9, "S passed since: the spin is the program's");
+    cr_assert(ext >= 0 && ext < tail, "%g of a tail of %g", ext, tail);
   cr_assert_float_eq(tt__lend_tail_ns(2, false), tail, 1e-3 * tail);
   cr_assert_float_eq(tt__lend_tail_ns(2, true), 0, 1e-9, "seen asleep since: not ours");
   free(r);
