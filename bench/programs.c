@@ -2,11 +2,16 @@
  * for, generated from seeds (programs.h), each run under the default way
  * and under every fixed TEAMS_RUN.
  *
- * For each seed and round, four child processes (child-programs.c) run the
+ * For each seed and round, five child processes (child-programs.c) run the
  * same program, in an order rotated by seed and round:
  *   default  TEAMS_RUN unset: the way the runtime chooses;
  *   team     TEAMS_RUN=team, serial  TEAMS_RUN=serial,
- *   openmp   TEAMS_RUN=openmp: the way fixed for the whole process.
+ *   openmp   TEAMS_RUN=openmp: the way fixed for the whole process;
+ *   again    TEAMS_RUN unset, a second time: the control.  The default's
+ *            median over its own again is what a ratio of two medians of
+ *            this section reads where nothing differs; its share within
+ *            1.1x and 1.3x is the most the default / best fixed can show
+ *            on this machine in this run.
  * Rounds are the outer loop, so a seed's repetitions are spread over the
  * run.  Per seed and system the time is the median over rounds; the best
  * fixed way is the one of team, serial and openmp with the lowest median,
@@ -33,8 +38,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const systems[] = {"default", "team", "serial", "openmp"};
-#define NSYS 4
+static const char *const systems[] = {"default", "team", "serial", "openmp", "again"};
+#define NSYS 5
+#define AGAIN 4 /* the control: the default a second time */
+#define FIXED_LAST 3
 #define NWORST 10
 
 static const int group_tag = 0, calib_tag = 0;
@@ -49,7 +56,7 @@ static int run_child(const bench_conditions_opt *o, const char *path, size_t see
                   "--label", (char *)systems[sys], "--round", round_s, NULL};
   static char omp[64], way[32];
   snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%zu", o->cpus);
-  snprintf(way, sizeof way, "TEAMS_RUN=%s", sys ? systems[sys] : "");
+  snprintf(way, sizeof way, "TEAMS_RUN=%s", sys && sys != AGAIN ? systems[sys] : "");
   const char *set[2] = {omp, way};
   char **env = bench_child_env(set, 2);
   char what[200];
@@ -100,8 +107,9 @@ static void print_full(const bench_conditions_opt *o, const seed_result *r) {
   FILE *f = o->tsv ? stderr : stdout;
   fprintf(f, "%s", o->tsv ? "" : "\n");
   prog_print_full(f, o->tsv ? "programs: " : "", &pg);
-  fprintf(f, "%s%-8s %9s %9s %9s %9s  (ms, median over rounds)\n", o->tsv ? "programs: " : "",
-          "phase", systems[0], systems[1], systems[2], systems[3]);
+  fprintf(f, "%s%-8s %9s %9s %9s %9s %9s  (ms, median over rounds)\n",
+          o->tsv ? "programs: " : "", "phase", systems[0], systems[1], systems[2], systems[3],
+          systems[4]);
   for (unsigned k = 0; k <= pg.nphases; k++) {
     char metric[64], name[16], f4[NSYS][24];
     if (k < pg.nphases)
@@ -111,8 +119,8 @@ static void print_full(const bench_conditions_opt *o, const seed_result *r) {
     snprintf(name, sizeof name, k < pg.nphases ? "%u" : "all", k + 1);
     for (int s = 0; s < NSYS; s++)
       bench_fmt(f4[s], sizeof f4[s], median_of(metric, s));
-    fprintf(f, "%s%-8s %9s %9s %9s %9s\n", o->tsv ? "programs: " : "", name, f4[0], f4[1],
-            f4[2], f4[3]);
+    fprintf(f, "%s%-8s %9s %9s %9s %9s %9s\n", o->tsv ? "programs: " : "", name, f4[0],
+            f4[1], f4[2], f4[3], f4[4]);
   }
 }
 
@@ -130,7 +138,7 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     for (int s = 0; s < NSYS; s++) {
       r->ms[s] = median_of(metric, s);
       ok &= !isnan(r->ms[s]) && r->ms[s] > 0;
-      if (s > 0 && ok && (!r->best || r->ms[s] < r->ms[r->best]))
+      if (s > 0 && s <= FIXED_LAST && ok && (!r->best || r->ms[s] < r->ms[r->best]))
         r->best = s;
     }
     if (!ok) {
@@ -168,6 +176,18 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     q[i] = bench_row_quantile(b, 0, 0, 1.0) / bench_row_quantile(b, 0, 0, 0.0);
   }
   double spread_med = quantile(q, n, 0.5), spread_p90 = quantile(q, n, 0.9);
+  /* The control: the default against its second run, the larger over the
+   * smaller -- how far apart this section reads two runs of one thing. */
+  size_t same11 = 0, same13 = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = res[i].ms[0], b = res[i].ms[AGAIN];
+    q[i] = a > b ? a / b : b / a;
+    same11 += q[i] <= 1.1;
+    same13 += q[i] <= 1.3;
+  }
+  double same_med = quantile(q, n, 0.5), same_p90 = quantile(q, n, 0.9),
+         same_max = quantile(q, n, 1.0);
+  double c11 = n ? (double)same11 / (double)n : NAN, c13 = n ? (double)same13 / (double)n : NAN;
   double s11 = n ? (double)within11 / (double)n : NAN, s13 = n ? (double)within13 / (double)n : NAN;
   qsort(res, n, sizeof *res, by_ratio_desc);
   size_t nworst = n < NWORST ? n : NWORST;
@@ -180,10 +200,15 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     printf("programs\tdefault/best\tseeds within 1.3x\tshare\t%.4g\t-\t-\n", s13);
     printf("programs\tbest fixed\tspread over rounds\tx\t%.4g\t%.4g\t-\n", spread_med,
            spread_p90);
+    printf("programs\tdefault/again\tover %zu seeds\tx\t%.4g\t%.4g\t-\n", n, same_med,
+           same_p90);
+    printf("programs\tdefault/again\tmax over seeds\tx\t%.4g\t-\t-\n", same_max);
+    printf("programs\tdefault/again\tseeds within 1.1x\tshare\t%.4g\t-\t-\n", c11);
+    printf("programs\tdefault/again\tseeds within 1.3x\tshare\t%.4g\t-\t-\n", c13);
     for (int s = 0; s < NSYS; s++) {
       printf("programs\t%s\tover best fixed\tx\t%.4g\t%.4g\t-\n", systems[s], over[s][0],
              over[s][1]);
-      if (s > 0)
+      if (s > 0 && s <= FIXED_LAST)
         printf("programs\t%s\tbest fixed on\tseeds\t%u\t-\t-\n", systems[s], best_on[s]);
     }
     for (size_t i = 0; i < nworst; i++) {
@@ -220,21 +245,25 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     printf("  the best fixed way's own spread over its rounds (slowest / fastest): "
            "median %.3gx, p90 %.3gx\n",
            spread_med, spread_p90);
+    printf("  the control, the default against its second run (again; the larger over the "
+           "smaller): median %.3gx, p90 %.3gx, max %.3gx; within 1.1x on %.1f%% of seeds, "
+           "within 1.3x on %.1f%%\n",
+           same_med, same_p90, same_max, 100 * c11, 100 * c13);
     printf("%-10s %27s %12s\n", "", "time over the best fixed", "best fixed");
     printf("%-10s %9s %9s %9s %12s\n", "system", "median", "p90", "max", "on seeds");
     for (int s = 0; s < NSYS; s++) {
       char m[3][24], b[16] = "";
       for (int k = 0; k < 3; k++)
         bench_fmt(m[k], sizeof m[k], over[s][k]);
-      if (s > 0)
+      if (s > 0 && s <= FIXED_LAST)
         snprintf(b, sizeof b, "%u", best_on[s]);
       printf("%-10s %8sx %8sx %8sx %12s\n", systems[s], m[0], m[1], m[2], b);
     }
     printf("the %zu worst seeds (ms, median over rounds; * the best fixed; replay one: "
            "teams-bench --section programs --seeds 1 --seed S):\n",
            nworst);
-    printf("%8s %8s %9s %9s %9s %9s  %s\n", "seed", "def/best", systems[0], systems[1],
-           systems[2], systems[3], "program");
+    printf("%8s %8s %9s %9s %9s %9s %9s  %s\n", "seed", "def/best", systems[0], systems[1],
+           systems[2], systems[3], systems[4], "program");
     for (size_t i = 0; i < nworst; i++) {
       const seed_result *r = &res[i];
       char t[NSYS][24], desc[1200];
@@ -246,8 +275,8 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
       program pg;
       prog_generate(&pg, (uint64_t)r->seed);
       prog_describe(desc, sizeof desc, &pg);
-      printf("%8zu %7.2fx %9s %9s %9s %9s  %s\n", r->seed, r->ratio, t[0], t[1], t[2], t[3],
-             desc);
+      printf("%8zu %7.2fx %9s %9s %9s %9s %9s  %s\n", r->seed, r->ratio, t[0], t[1], t[2],
+             t[3], t[4], desc);
     }
   }
   if (nseeds == 1 && n == 1)
