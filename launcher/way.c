@@ -45,7 +45,8 @@
  * plus the loop's extra on the team's ways.  The cheapest wins.  A way with
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
- * starts at once) and gives E; until the probe has measured `fork` (no
+ * starts at once) and gives E (where it gives none -- the caller ran no
+ * chunk -- the next region runs on the caller alone); until the probe has measured `fork` (no
  * worker ran yet), a loop with its E runs serial or openmp; openmp,
  * where possible, is tried per state of OpenMP's threads, when the team
  * would win or has no `fork` yet (the team's workers do not spin beside OpenMP's spinning
@@ -314,8 +315,13 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     plan->timed = true;
     plan->t0 = now_ns();
   }
-  if (l->work <= 0) { /* no number yet: the team, which measures E */
+  if (l->work <= 0) {
+    /* no number yet: the team, which measures E; where a team region gave
+     * none (work < 0: the caller ran no chunk), the caller alone, which
+     * always does */
     plan->trial = true;
+    if (l->work < 0)
+      plan->way = TT__WAY_SERIAL;
   } else {
     /* the cheapest as predicted; the team not until the probe found a
      * worker running (way-probe.c: `fork`), openmp whatever the team's
@@ -484,6 +490,8 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     e = (float)((double)c->own_ns / c->own_share);
   if (e > 0)
     follow_median(&l->work, l->work_samples, &l->work_nsamples, e);
+  else if (l->work <= 0)
+    l->work = -1; /* the next region measures E on the caller alone */
 
   if (ran == TT__WAY_TEAM && e > 0 && (c->woken > 0 || plan->spinning > 0 || !plan->wake)) {
     /* the model's miss for this region's own work (a loop whose work
