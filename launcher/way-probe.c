@@ -7,11 +7,20 @@
  * worker), then, on one worker made to sleep, empty regions that wake it
  * (`wake_call`, timed by hand_on, and `wake_lat`, by the worker when it
  * runs).  About 60 us on the 2-core guests (docs/measurements.md, "The
- * way's constants").  A fork sample counts only when every worker ran its
- * own chunk: right after a start a woken worker may sit on its holder's
- * CPU (idle.c, "Yielding"), and a region whose chunks the holder claimed
- * measures the holder alone (2.2 us "a worker" on the 2-core guests, where
- * the truth is 0.3).  With no such region the probe says so, and the next
+ * way's constants").  A fork sample is a region that woke no one and in
+ * which most workers ran their own chunk: right after a start a woken
+ * worker may sit on its holder's CPU (idle.c, "Yielding"), and a region
+ * whose chunks the holder claimed measures the holder alone (2.2 us "a
+ * worker" on the 2-core guests, where the truth is 0.3).  Its time less
+ * the holder's chunks, over the workers that ran theirs, is the sample.
+ * (The sample asked every worker's chunk until 2026-12: on the 16-CPU
+ * guest of docs/benchmarks.md one worker missed every region of every
+ * try, even of 64 us chunks, with none asleep, and `fork` was never
+ * measured: no team.)  A chunk longer than the holder's fork to the last
+ * worker was tried and is not kept: a worker that comes late but before
+ * the holder's chunk ends adds its delay to the sample, and on the 2-core
+ * guests the samples of 64 us chunks read 18 us to 4 ms a worker.  With
+ * no sample the probe says so, and the next
  * holder probes again, backing off (way.h).  The wake samples go on
  * with every wake the holders make; `fork` is the probe's alone (each
  * loop's own miss is its `extra`, way.c). */
@@ -41,6 +50,15 @@ static void busy(void *ctx, size_t c) {
   while (tt__now_ns() < until)
     tt__cpu_relax();
 }
+
+/* What the probes met, for TEAMS_DEBUG's report: tries and measured ones,
+ * and the last try's regions -- those whose holder took a late worker's
+ * chunk, those that woke a worker -- and its chunk.  Written by holders
+ * only (one at a time). */
+static struct {
+  unsigned tries, measured, regions, late, woke, woken;
+  uint64_t work;
+} probed;
 
 static uint64_t median(uint64_t *v, int n) {
   for (int i = 1; i < n; i++)
@@ -72,30 +90,47 @@ bool tt__costs_probe(void) {
     return true;
   uint64_t linger = tt_atomic_load_relaxed(&T->linger_ns);
   /* fork: on spinning workers (the first region wakes them); a sample is
-   * a region that woke no one and whose holder ran only its own chunk */
+   * a region that woke no one and whose holder took the chunks of fewer
+   * than half the workers: its time less the holder's chunks, over the
+   * workers that ran theirs (a late worker's chunk is the holder's, and
+   * the region does not wait for that worker: fork.c, claim_late) */
   tt_atomic_store_relaxed(&T->linger_ns, 1000000);
   uint64_t v[5];
   int got = 0;
   uint64_t work = WORK_NS << (T->probes < 5 ? T->probes : 5);
   work = work < WORK_MAX_NS ? work : WORK_MAX_NS;
   /* 24 regions at first, halved with each doubling of the chunk down to
-   * 3: a failed try costs the holder 48 us, at most 192 (64 us chunks) */
+   * 3; a failed try costs the holder at most 192 us of chunks */
   int tries = 24 >> (T->probes < 3 ? T->probes : 3);
   tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, NULL);
-  for (int i = 0; i < tries && got < 5; i++) {
+  probed.tries++;
+  probed.regions = probed.late = probed.woke = probed.woken = 0;
+  uint64_t spent = 0; /* the try's chunk time: at most 3 of the longest */
+  for (int i = 0; i < tries && got < 5 && spent < 3 * WORK_MAX_NS; i++) {
+    spent += work;
     tt__own own = {0, 0, 0};
     uint64_t a = tt__now_ns();
     tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, &own);
     uint64_t t = tt__now_ns() - a;
-    if (own.chunks == 1 && own.woken == 0)
-      v[got++] = t;
+    size_t late = own.chunks > 1 ? own.chunks - 1 : 0;
+    probed.late += late > 0 && own.woken == 0;
+    probed.woke += own.woken > 0;
+    probed.woken += (unsigned)own.woken;
+    probed.regions++;
+    if (own.woken == 0 && 2 * late < n - 1) {
+      uint64_t mine = own.chunks * work;
+      v[got++] = t > mine ? (t - mine) / (n - own.chunks) : 0;
+    }
   }
+  probed.work = work;
+  probed.measured += got > 0;
   if (!got) { /* no worker ran: nor would one wake; the next try does both */
     tt_atomic_store_relaxed(&T->linger_ns, linger);
     return false;
   }
-  uint64_t t = median(v, got);
-  uint64_t fork = t > work ? (t - work) / (n - 1) : 1;
+  /* the median of 3 or more; of fewer, the least (a region that met an
+   * interrupt is not the fork) */
+  uint64_t fork = got >= 3 ? median(v, got) : v[0] < v[got - 1] ? v[0] : v[got - 1];
   tt__costs_set((uint32_t)(fork ? fork : 1), 0, 0, 0);
   /* the wake: worker 1 sleeps at once after each region; a region of two
    * wakes it (at most 3 tries, 2 ms each, to find it asleep) */
@@ -111,6 +146,10 @@ bool tt__costs_probe(void) {
   }
   tt_atomic_store_relaxed(&T->linger_ns, linger);
   return true;
+}
+
+static double mean_us(const tt__loop *l, tt__way w) {
+  return l->timed_n[w] ? (double)l->timed_ns[w] / l->timed_n[w] / 1e3 : 0;
 }
 
 /* At exit, on the thread that ends the process (usually the one that
@@ -141,6 +180,11 @@ void tt__way_report(void) {
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_overcommitted),
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder),
           (unsigned long long)tt_atomic_load_relaxed(&tt__moves_off_holder));
+  fprintf(stderr,
+          "teams: ways: probes %u, %u measured `fork`; the last: %u regions "
+          "of %.0f us chunks, %u with a late worker, %u that woke %u workers\n",
+          probed.tries, probed.measured, probed.regions, (double)probed.work / 1e3,
+          probed.late, probed.woke, probed.woken);
   static const char *const names[TT__WAYS] = {"team", "serial", "openmp"};
   for (int w = 0; w < TT__WAYS; w++)
     if (t->chosen_n[w])
@@ -156,8 +200,13 @@ void tt__way_report(void) {
       continue;
     fprintf(stderr,
             "teams:   loop %p n<2^%u p=%u: work %.0f ns, team's extra %.0f ns "
-            "(%.0f woken; with OpenMP's threads spinning %.0f, %.0f woken)\n",
+            "(%.0f woken; with OpenMP's threads spinning %.0f, %.0f woken); "
+            "timed regions: team %u (%u waking workers), serial %u, openmp %u, "
+            "us a region %.2f / %.2f / %.2f\n",
             l->key, l->size_class, l->p, (double)l->work, (double)l->extra[0][0],
-            (double)l->extra[0][1], (double)l->extra[1][0], (double)l->extra[1][1]);
+            (double)l->extra[0][1], (double)l->extra[1][0], (double)l->extra[1][1],
+            l->timed_n[TT__WAY_TEAM], l->woke_n, l->timed_n[TT__WAY_SERIAL],
+            l->timed_n[TT__WAY_OPENMP], mean_us(l, TT__WAY_TEAM),
+            mean_us(l, TT__WAY_SERIAL), mean_us(l, TT__WAY_OPENMP));
   }
 }

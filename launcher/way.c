@@ -46,11 +46,14 @@
  * no number yet is tried once: a loop's first region runs on the team (its
  * cost over the caller alone is bounded by the wake calls: the caller
  * starts at once) and gives E (where it gives none -- the caller ran no
- * chunk -- the next region runs on the caller alone); until the probe has measured `fork` (no
- * worker ran yet), a loop with its E runs serial or openmp; openmp,
- * where possible, is tried per state of OpenMP's threads, when the team
- * would win or has no `fork` yet (the team's workers do not spin beside OpenMP's spinning
- * threads: idle.c, "Overcommitted"); where OpenMP's threads sleep, once
+ * chunk -- the next region runs on the caller alone).  Until the probe
+ * has measured `fork` the team's formula has none, and the loop's extra,
+ * measured by its team regions, carries it (the team waited for `fork`
+ * until 2026-12: on 16 CPUs a probe that found no sample kept the team
+ * out of whole programs).  openmp, where possible, is tried per state of
+ * OpenMP's threads, when the team would win (the team's workers do not
+ * spin beside OpenMP's spinning threads: idle.c, "Overcommitted");
+ * where OpenMP's threads sleep, once
  * the loop has spent TT__OVERHEAD_DIV times the tail the try leaves: a
  * runtime that spins for 200 ms after a region (libomp) is not woken by a
  * try every few regions, each taking the team's CPUs; where they spin
@@ -149,16 +152,6 @@ static void follow_median(float *v, float s[3], uint8_t *n, float x) {
   }
 }
 
-/* A loop's openmp number: the first sample sets it, the next ones follow
- * as the constants' do (follow_low_step): a lent
- * region that met a time slice -- OpenMP's threads are not ours to move
- * off a busy CPU -- is not yet a dearer loop, and a loop whose every
- * region waits for its slowest thread gets there at its first sample. */
-static void follow_low(float *v, bool *known, float x) {
-  *v = *known ? follow_low_step(*v, x) : x;
-  *known = true;
-}
-
 /* ---- the table ------------------------------------------------------------------- */
 
 static uint8_t size_class(size_t n) {
@@ -251,8 +244,8 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
   case TT__WAY_OPENMP: {
     /* the loop's own number, else the process's constant */
     int st = s->omp_spins;
-    float o = l->lent_known[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
-    if (!l->lent_known[st] && o <= 0)
+    float o = l->lent_nsamples[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
+    if (!l->lent_nsamples[st] && o <= 0)
       return -1;
     /* the tail: a lend that finds OpenMP's threads asleep starts their
      * spin; one that finds them spinning prolongs what is there, which
@@ -323,20 +316,17 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     if (l->work < 0)
       plan->way = TT__WAY_SERIAL;
   } else {
-    /* the cheapest as predicted; the team not until the probe found a
-     * worker running (way-probe.c: `fork`), openmp whatever the team's
-     * workers do (beside OpenMP's spinners they sleep, and the probe may
-     * find none running for a long time) */
-    bool forked = constant_ns(&tt__the_costs.fork) > 0;
+    /* the cheapest as predicted (until the probe has measured `fork`,
+     * the team's formula has none: the loop's extra carries it) */
     float best = l->work, c;
     plan->way = TT__WAY_SERIAL;
-    c = forked ? tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s) : best;
+    c = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s);
     if (plan->spinning > 0 && c < best) {
       best = c;
       plan->way = TT__WAY_TEAM;
       plan->wake = false;
     }
-    float team = forked ? tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s) : best;
+    float team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
     if (team < best) {
       best = team;
       plan->way = TT__WAY_TEAM;
@@ -352,11 +342,11 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
      * TT__OVERHEAD_DIV times what it would cost beyond the best since it
      * last ran: numbers that keep it out (a slow wake-up, a costly region)
      * are measured again at a bounded cost.  openmp with no number
-     * for the state is tried where the team would win or has no `fork`. */
+     * for the state is tried where the team would win. */
     for (int i = 0; i < 2; i++) {
       tt__way x = kept_out_way[i];
       float cost = x == TT__WAY_TEAM ? team : openmp;
-      if ((x == TT__WAY_OPENMP && !s->can_lend) || (x == TT__WAY_TEAM && !forked))
+      if (x == TT__WAY_OPENMP && !s->can_lend)
         continue;
       if (plan->way == x) {
         /* a try's measured excess stays owed (the way chosen in another
@@ -371,7 +361,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
        * program's own) */
       float excess = (cost >= 0 ? cost - best : 0) +
                      (x == TT__WAY_OPENMP && (cost < 0 || s->omp_spins) ? s->omp_tail_ns : 0);
-      bool retry = (x == TT__WAY_TEAM || cost >= 0 || plan->way == TT__WAY_TEAM || !forked) &&
+      bool retry = (x == TT__WAY_TEAM || cost >= 0 || plan->way == TT__WAY_TEAM) &&
                    l->kept_out_ns[i] >= TT__OVERHEAD_DIV * excess;
       if (retry && !plan->trial) {
         l->kept_out_ns[i] = 0;
@@ -387,7 +377,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
           team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
           cost = team;
         } else { /* the same for openmp's number in this state */
-          l->lent_known[o] = false;
+          l->lent_nsamples[o] = 0;
           cost = tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s);
         }
         plan->retried = i + 1;
@@ -465,6 +455,9 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
     follow_median(&t->gap, t->gap_samples, &t->gap_nsamples, g);
   }
   t->last_end_ns = c->end_ns;
+  l->timed_n[ran]++;
+  l->timed_ns[ran] += ns;
+  l->woke_n += c->woken > 0;
   t->untimed = 0;
   t->untimed_ns = 0;
   l->last_ns = ns;
@@ -516,7 +509,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
      * loop does not have (where the parts were not timed, the loop's) */
     int o = plan->omp_spins;
     float x = ns - l->work / (float)plan->p;
-    follow_low(&l->lent[o], &l->lent_known[o], x);
+    follow_median(&l->lent[o], l->lent_samples[o], &l->lent_nsamples[o], x);
     float k = c->lent_part_ns ? ns - (float)c->lent_part_ns : x;
     tt__costs_lend(o, k > 1 ? (uint64_t)k : 1);
   }

@@ -55,11 +55,11 @@ typedef struct tt__loop {
   float work_samples[3], extra_samples[2][2][3];
   uint8_t work_nsamples, extra_nsamples[2][2];
   /* an openmp region of the loop beyond E / p, per state of OpenMP's
-   * threads [omp]: the lend's own cost and the loop's imbalance (way.c,
-   * follow_low); whether it has one (not yet: the process's lend
-   * constant stands in) */
-  float lent[2];
-  bool lent_known[2];
+   * threads [omp]: the lend's own cost and the loop's imbalance, the
+   * median of its last three samples as the others (none yet: the
+   * process's lend constant stands in) */
+  float lent[2], lent_samples[2][3];
+  uint8_t lent_nsamples[2];
   uint32_t untimed_left; /* untimed regions before the next timed one */
   /* ns the loop has spent, at its best way's predicted cost, while team
    * [0] or openmp [1] was kept out of it, since that way last ran it; a
@@ -72,6 +72,10 @@ typedef struct tt__loop {
   int8_t steal;
   uint32_t chunks;
   uint32_t used; /* the table's `finds` when it was last found */
+  /* for TEAMS_DEBUG's report: timed regions by the way they ran, their
+   * measured time, and the team's that woke workers */
+  uint32_t timed_n[TT__WAYS], woke_n;
+  float timed_ns[TT__WAYS];
 } tt__loop;
 
 /* A launching thread's loops (in its tt__thread, team-state.h): sets of

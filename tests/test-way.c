@@ -442,33 +442,28 @@ Test(way, tries_of_openmp_pay_the_spin_they_prolong) {
                "tries with the spin they prolong cost %.1f%% in %u", 100 * tried / spent, tries);
 }
 
-/* Until the probe has found a worker running (no `fork`: beside OpenMP's
- * spinners the workers sleep), openmp is the way to try where OpenMP's
- * threads spin: no team there to win. */
-Test(way, openmp_without_fork) {
+/* Until the probe has measured `fork` the team competes with none in its
+ * formula, and the loop's extra, measured by its team regions, carries
+ * it: a loop the team halves runs on the team, and one whose team regions
+ * cost more than its work runs serial (a probe that found no sample on 16
+ * CPUs once kept the team out of whole programs). */
+Test(way, without_fork_the_extra_carries_it) {
   fresh();
-  tt__costs_set(0, 0, 0, 0);
   tt_atomic_store_relaxed(&tt__the_costs.fork, 0);
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
-  tt__way_state s = {0, true, true, 0}; /* the program's own spin */
+  tt__way_state s = spinning(2);
   l->work = 8000;
   tt__way_plan plan;
-  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-  cr_assert_eq(plan.way, TT__WAY_OPENMP);
-  cr_assert(plan.trial);
-  virtual_now += 5000;
-  tt__way_cost c = {5000, 0, 0, 0, virtual_now, 0};
-  tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
-  l->untimed_left = 0;
-  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-  cr_assert_eq(plan.way, TT__WAY_OPENMP, "lend 1 us + E / 2 under E");
-  cr_assert(!plan.trial);
-  /* asleep, no lend[0]: the try waits for TT__OVERHEAD_DIV tails */
-  s.omp_spins = false;
-  s.omp_tail_ns = 5e6f;
-  l->untimed_left = 0;
-  tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
-  cr_assert_eq(plan.way, TT__WAY_SERIAL);
+  for (int i = 0; i < 5; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 4500, 4000, 0.5, 0, 0);
+  cr_assert_eq(plan.way, TT__WAY_TEAM, "the team halves it");
+  cr_assert_float_eq(l->extra[0][0], 500, 1, "extra %f", (double)l->extra[0][0]);
+  /* the same loop where a team region costs 9 us: serial once the
+   * extra has followed (the median of three) */
+  for (int i = 0; i < 8; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 9000, 4000, 0.5, 0, 0);
+  cr_assert_eq(plan.way, TT__WAY_SERIAL, "way %d, extra %f", (int)plan.way,
+               (double)l->extra[0][0]);
 }
 
 /* The spin after a team region: SPIN_WORTH times what spinning saves the
