@@ -42,6 +42,9 @@ static const char *const systems[] = {"default", "team", "serial", "openmp", "ag
 #define NSYS 5
 #define AGAIN 4 /* the control: the default a second time */
 #define FIXED_LAST 3
+
+/* The fixed ways, systems 1..FIXED_LAST: the best fixed one is among them. */
+static bool is_fixed(int s) { return s > 0 && s <= FIXED_LAST; }
 #define NWORST 10
 
 static const int group_tag = 0, calib_tag = 0;
@@ -138,7 +141,7 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     for (int s = 0; s < NSYS; s++) {
       r->ms[s] = median_of(metric, s);
       ok &= !isnan(r->ms[s]) && r->ms[s] > 0;
-      if (s > 0 && s <= FIXED_LAST && ok && (!r->best || r->ms[s] < r->ms[r->best]))
+      if (is_fixed(s) && ok && (!r->best || r->ms[s] < r->ms[r->best]))
         r->best = s;
     }
     if (!ok) {
@@ -208,7 +211,7 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
     for (int s = 0; s < NSYS; s++) {
       printf("programs\t%s\tover best fixed\tx\t%.4g\t%.4g\t-\n", systems[s], over[s][0],
              over[s][1]);
-      if (s > 0 && s <= FIXED_LAST)
+      if (is_fixed(s))
         printf("programs\t%s\tbest fixed on\tseeds\t%u\t-\t-\n", systems[s], best_on[s]);
     }
     for (size_t i = 0; i < nworst; i++) {
@@ -255,7 +258,7 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
       char m[3][24], b[16] = "";
       for (int k = 0; k < 3; k++)
         bench_fmt(m[k], sizeof m[k], over[s][k]);
-      if (s > 0 && s <= FIXED_LAST)
+      if (is_fixed(s))
         snprintf(b, sizeof b, "%u", best_on[s]);
       printf("%-10s %8sx %8sx %8sx %12s\n", systems[s], m[0], m[1], m[2], b);
     }

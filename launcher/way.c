@@ -310,10 +310,9 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
   }
   if (l->work <= 0) {
     /* no number yet: the team, which measures E; where a team region gave
-     * none (work < 0: the caller ran no chunk), the caller alone, which
-     * always does */
+     * none (the caller ran no chunk), the caller alone, which always does */
     plan->trial = true;
-    if (l->work < 0)
+    if (l->alone_next)
       plan->way = TT__WAY_SERIAL;
   } else {
     /* the cheapest as predicted (until the probe has measured `fork`,
@@ -484,7 +483,7 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   if (e > 0)
     follow_median(&l->work, l->work_samples, &l->work_nsamples, e);
   else if (l->work <= 0)
-    l->work = -1; /* the next region measures E on the caller alone */
+    l->alone_next = true;
 
   if (ran == TT__WAY_TEAM && e > 0 && (c->woken > 0 || plan->spinning > 0 || !plan->wake)) {
     /* the model's miss for this region's own work (a loop whose work

@@ -46,6 +46,9 @@ typedef struct tt__loop {
   uint32_t p;
   uint8_t size_class;
   float work; /* ns of one region on the caller alone (0: not measured) */
+  /* no work yet and a team region gave none (the caller ran no chunk):
+   * the next region runs on the caller alone, which measures it */
+  bool alone_next;
   /* the team's measured cost beyond the model's, per state the region
    * met: OpenMP's threads asleep or spinning [omp] (they then take CPUs the
    * team's workers need), the workers all spinning or some woken [woken] */
