@@ -84,10 +84,9 @@ _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted, tt__sleeps_beside_ho
 
 /* Whether this worker runs on the CPU the holder forked its last region
  * from while the team is held (see "Yielding"). */
-static bool beside_holder(void) {
+static bool beside_holder(int c) {
   if (tt_atomic_load_relaxed(&tt__the_team.owner) == 0)
     return false;
-  int c = tt__cpu_now();
   return c >= 0 && c == tt_atomic_load_relaxed(&tt__the_team.holder_cpu);
 }
 
@@ -204,7 +203,10 @@ void *tt__worker_main(void *arg) {
         ran = false; /* counts down from the last push */
     }
     bool over = tt__overcommitted();
-    bool beside = !over && !T->sentinel_mode && beside_holder();
+    int cpu = tt__cpu_now();
+    if (cpu != tt_atomic_load_relaxed(&w->spun_on))
+      tt_atomic_store_relaxed(&w->spun_on, cpu);
+    bool beside = !over && !T->sentinel_mode && beside_holder(cpu);
     if (beside && tt__move_off(tt_atomic_load_relaxed(&T->holder_cpu))) {
       tt_atomic_fetch_add_relaxed(&tt__moves_off_holder, 1);
       beside = false;

@@ -14,9 +14,12 @@
  * worker" on the 2-core guests, where the truth is 0.3).  Its time less
  * the holder's chunks, over the workers that ran theirs, is the sample.
  * (The sample asked every worker's chunk until 2026-12: on the 16-CPU
- * guest of docs/benchmarks.md one worker missed every region of every
- * try, even of 64 us chunks, with none asleep, and `fork` was never
- * measured: no team.)  A chunk longer than the holder's fork to the last
+ * guest of docs/benchmarks.md the last workers of the flat fork, w12 to
+ * w15, took theirs after the holder's 2-8 us chunk in most regions -- the
+ * go words reach them one after another, ~0.5 us each -- and beside
+ * OpenMP's spinning threads one missed even 64 us chunks, with none
+ * asleep: `fork` was never measured, and the team not chosen until it
+ * was.)  A chunk longer than the holder's fork to the last
  * worker was tried and is not kept: a worker that comes late but before
  * the holder's chunk ends adds its delay to the sample, and on the 2-core
  * guests the samples of 64 us chunks read 18 us to 4 ms a worker.  With
@@ -58,6 +61,11 @@ static void busy(void *ctx, size_t c) {
 static struct {
   unsigned tries, measured, regions, late, woke, woken;
   uint64_t work;
+  /* the last late worker, the regions it was the last late one of (in
+   * all tries), the CPU it last spun on and the holder's then */
+  size_t late_w;
+  unsigned late_w_n;
+  int late_cpu, holder_cpu;
 } probed;
 
 static uint64_t median(uint64_t *v, int n) {
@@ -108,7 +116,7 @@ bool tt__costs_probe(void) {
   uint64_t spent = 0; /* the try's chunk time: at most 3 of the longest */
   for (int i = 0; i < tries && got < 5 && spent < 3 * WORK_MAX_NS; i++) {
     spent += work;
-    tt__own own = {0, 0, 0};
+    tt__own own = {0, 0, 0, 0};
     uint64_t a = tt__now_ns();
     tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, &own);
     uint64_t t = tt__now_ns() - a;
@@ -117,6 +125,12 @@ bool tt__costs_probe(void) {
     probed.woke += own.woken > 0;
     probed.woken += (unsigned)own.woken;
     probed.regions++;
+    if (own.late && own.woken == 0) {
+      probed.late_w_n = own.late == probed.late_w ? probed.late_w_n + 1 : 1;
+      probed.late_w = own.late;
+      probed.late_cpu = tt_atomic_load_relaxed(&T->workers[own.late].spun_on);
+      probed.holder_cpu = tt_atomic_load_relaxed(&T->holder_cpu);
+    }
     if (own.woken == 0 && 2 * late < n - 1) {
       uint64_t mine = own.chunks * work;
       v[got++] = t > mine ? (t - mine) / (n - own.chunks) : 0;
@@ -182,9 +196,12 @@ void tt__way_report(void) {
           (unsigned long long)tt_atomic_load_relaxed(&tt__moves_off_holder));
   fprintf(stderr,
           "teams: ways: probes %u, %u measured `fork`; the last: %u regions "
-          "of %.0f us chunks, %u with a late worker, %u that woke %u workers\n",
+          "of %.0f us chunks, %u with a late worker, %u that woke %u workers; "
+          "the last late worker w%zu (the last late one of %u regions in a row), "
+          "last spun on CPU %d, the holder's %d\n",
           probed.tries, probed.measured, probed.regions, (double)probed.work / 1e3,
-          probed.late, probed.woke, probed.woken);
+          probed.late, probed.woke, probed.woken, probed.late_w, probed.late_w_n,
+          probed.late_cpu, probed.holder_cpu);
   static const char *const names[TT__WAYS] = {"team", "serial", "openmp"};
   for (int w = 0; w < TT__WAYS; w++)
     if (t->chosen_n[w])
