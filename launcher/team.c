@@ -58,8 +58,8 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     tt__resize_now();
   /* The way's constants, by the first holder after each start
    * (way-probe.c), unless TEAMS_RUN fixes the way (nothing reads them);
-   * held: probed is the holder's.  A probe that found no worker running
-   * yet is tried again later, backing off (way.h). */
+   * held: probed is the holder's.  A probe that found no sample is tried
+   * again later, backing off (way.h). */
   if (!tt_atomic_load_relaxed(&tt__the_team.probed) && fixed_way() == TT__WAYS &&
       tt__now_ns() >= tt_atomic_load_relaxed(&tt__the_team.probe_after) &&
       tt__try_take(me)) {

@@ -57,15 +57,16 @@ static void busy(void *ctx, size_t c) {
 /* What the probes met, for TEAMS_DEBUG's report: tries and measured ones,
  * and the last try's regions -- those whose holder took a late worker's
  * chunk, those that woke a worker -- and its chunk.  Written by holders
- * only (one at a time). */
+ * (one at a time: the team's take orders them); atomic, as the report at
+ * exit may read them while another thread probes. */
 static struct {
-  unsigned tries, measured, regions, late, woke, woken;
-  uint64_t work;
-  /* the last late worker, the regions it was the last late one of (in
-   * all tries), the CPU it last spun on and the holder's then */
-  size_t late_w;
-  unsigned late_w_n;
-  int late_cpu, holder_cpu;
+  _Atomic unsigned tries, measured, regions, late, woke, woken;
+  _Atomic uint64_t work;
+  /* the last late worker, the regions in a row it was the last late one
+   * of, the CPU it last spun on and the holder's then */
+  _Atomic size_t late_w;
+  _Atomic unsigned late_w_n;
+  _Atomic int late_cpu, holder_cpu;
 } probed;
 
 static uint64_t median(uint64_t *v, int n) {
@@ -79,8 +80,7 @@ static uint64_t median(uint64_t *v, int n) {
 }
 
 /* Precondition: the caller holds the team, which runs with n >= 2.
- * Returns false when no region had every worker run its own chunk (fork
- * not measured). */
+ * Returns false when no region gave a sample (fork not measured). */
 bool tt__costs_probe(void) {
   tt__team *T = &tt__the_team;
   tt__thread *me = tt__me();
@@ -113,13 +113,16 @@ bool tt__costs_probe(void) {
   tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, NULL);
   probed.tries++;
   probed.regions = probed.late = probed.woke = probed.woken = 0;
-  uint64_t spent = 0; /* the try's chunk time: at most 3 of the longest */
+  /* the holder's chunk time in the try: past 3 of the longest chunks (a
+   * try whose regions' late chunks fall to the holder: up to n a region),
+   * no more regions */
+  uint64_t spent = 0;
   for (int i = 0; i < tries && got < 5 && spent < 3 * WORK_MAX_NS; i++) {
-    spent += work;
     tt__own own = {0, 0, 0, 0};
     uint64_t a = tt__now_ns();
     tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, &own);
     uint64_t t = tt__now_ns() - a;
+    spent += own.chunks * work;
     size_t late = own.chunks > 1 ? own.chunks - 1 : 0;
     probed.late += late > 0 && own.woken == 0;
     probed.woke += own.woken > 0;
@@ -138,7 +141,7 @@ bool tt__costs_probe(void) {
   }
   probed.work = work;
   probed.measured += got > 0;
-  if (!got) { /* no worker ran: nor would one wake; the next try does both */
+  if (!got) { /* no sample, nor the wake's: the next try does both */
     tt_atomic_store_relaxed(&T->linger_ns, linger);
     return false;
   }

@@ -204,12 +204,13 @@ void tt__costs_wake_lat(uint64_t ns);
 void tt__costs_lend(bool spinning, uint64_t ns);
 /* way-probe.c: measures fork, wake_call and wake_lat on the running team
  * (called by the first holder after each start), and look, once.  False
- * when fork could not be measured (no region had every worker run its own
- * chunk): a later holder probes again, TT__PROBE_GAP_NS later, then twice
- * as long after each failure up to TT__PROBE_GAP_MAX_NS (a new worker can
- * wait milliseconds for its first run beside a busy caller: the 2-core
- * guests; a failed try costs 48 us of regions, up to 192 once its chunk,
- * doubled with each failure, reaches 64 us). */
+ * when fork could not be measured (no region gave a sample: one that woke
+ * no one, most workers running their own chunk): a later holder probes
+ * again, TT__PROBE_GAP_NS later, then twice as long after each failure up
+ * to TT__PROBE_GAP_MAX_NS (a new worker can wait milliseconds for its
+ * first run beside a busy caller: the 2-core guests; a failed try costs
+ * the holder about 192 us of chunks at most, its chunk doubled with each
+ * failure up to 64 us). */
 bool tt__costs_probe(void);
 #define TT__PROBE_GAP_NS 1000000u
 #define TT__PROBE_GAP_MAX_NS 1000000000u
