@@ -42,17 +42,36 @@ extern tt__costs tt__the_costs;
  * kernel), its length's class (within a factor of two: a triangular loop,
  * m = n - i, is one loop) and p.  Per launching thread, no lock. */
 typedef struct tt__loop {
-  const void *key;
+  /* The first cache line (the record is aligned to one): what a launch
+   * reads and writes on its way to a region, so that the common one -- a
+   * region on the caller between two timed ones (tt__loop_skip_serial) --
+   * touches one line of the record.  With the record at 200 unaligned
+   * bytes, these fields spread over its lines, the cl-gap cells of two
+   * small groups read 5-15% dearer than at 128 (docs/benchmarks.md). */
+  _Alignas(64) const void *key;
   uint32_t p;
   uint8_t size_class;
-  float work; /* ns of one region on the caller alone (0: not measured) */
   /* no work yet and a team region gave none (the caller ran no chunk):
    * the next region runs on the caller alone, which measures it */
   bool alone_next;
+  /* range.c's auto schedule: steal (1), greedy over `chunks` chunks (0),
+   * unknown (-1); and the last timed region's own time, ns */
+  int8_t steal;
+  float work; /* ns of one region on the caller alone (0: not measured) */
+  uint32_t untimed_left; /* untimed regions before the next timed one */
+  uint32_t used; /* the table's `finds` when it was last found */
+  float last_ns;
+  uint32_t chunks;
   /* the team's measured cost beyond the model's, per state the region
    * met: OpenMP's threads asleep or spinning [omp] (they then take CPUs the
    * team's workers need), the workers all spinning or some woken [woken] */
   float extra[2][2];
+  /* ns the loop has spent, at its best way's predicted cost, while team
+   * [0] or openmp [1] was kept out of it, since that way last ran it; a
+   * try of the way that cost more than predicted starts it below 0, by
+   * TT__OVERHEAD_DIV times the excess (way.c) */
+  float kept_out_ns[2];
+  /* Below: what a timed region updates. */
   /* the last three samples of each, whose median they are, and how many
    * there are (up to 3; way.c, follow_median) */
   float work_samples[3], extra_samples[2][2][3];
@@ -63,23 +82,14 @@ typedef struct tt__loop {
    * process's lend constant stands in) */
   float lent[2], lent_samples[2][3];
   uint8_t lent_nsamples[2];
-  uint32_t untimed_left; /* untimed regions before the next timed one */
-  /* ns the loop has spent, at its best way's predicted cost, while team
-   * [0] or openmp [1] was kept out of it, since that way last ran it; a
-   * try of the way that cost more than predicted starts it below 0, by
-   * TT__OVERHEAD_DIV times the excess (way.c) */
-  float kept_out_ns[2];
-  /* range.c's auto schedule: the last timed region's own time, ns; steal
-   * (1), greedy over `chunks` chunks (0), unknown (-1) */
-  float last_ns;
-  int8_t steal;
-  uint32_t chunks;
-  uint32_t used; /* the table's `finds` when it was last found */
   /* for TEAMS_DEBUG's report: timed regions by the way they ran, their
    * measured time, and the team's that woke workers */
   uint32_t timed_n[TT__WAYS], woke_n;
   float timed_ns[TT__WAYS];
 } tt__loop;
+
+_Static_assert(offsetof(tt__loop, kept_out_ns) + sizeof(float[2]) <= 64,
+               "a launch's fields in the record's first line");
 
 /* A launching thread's loops (in its tt__thread, team-state.h): sets of
  * TT__LOOP_WAYS records, a loop's set from its key, class and p; a loop
