@@ -49,7 +49,9 @@
  *              on cpu-minimal, its trip count calibrated once per run there:
  *              `group work/...` rows); teams' default beside teams/run=team
  *              and teams/run=serial (TEAMS_RUN fixed), cpu and cpu-minimal,
- *              ratios to cpu-minimal */
+ *              and cpu-minimal/threads (the same driver in a process with
+ *              idle threads, as teams' process always has: see
+ *              docs/benchmarks.md), ratios to cpu-minimal */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
@@ -66,6 +68,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+#include <sys/single_threaded.h>
+#define TT_BENCH_SINGLE_THREADED 1
+#endif
 
 #include "args.h"
 #include "cl-sources.h"
@@ -171,7 +177,8 @@ static const section_def sections[] = {
     {"cl-gap", "the host computes G us (a busy loop), then enqueue+finish of a "
      "small kernel: the launch's cost beyond the host's work", "cpu-minimal",
      "gap", 5, 2,
-     {"teams", "teams/run=team", "teams/run=serial", "cpu", "cpu-minimal", NULL},
+     {"teams", "teams/run=team", "teams/run=serial", "cpu", "cpu-minimal",
+      "cpu-minimal/threads", NULL},
      {NULL}, NULL, 0, 0, NULL},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
@@ -527,6 +534,28 @@ static double gap_median(cl_kernel k, size_t groups, cl_uint n, int reps) {
   return v[reps / 2];
 }
 
+static void *idle_main(void *arg);
+
+/* ns per lock + unlock of an uncontended mutex on this thread, the median
+ * of 7 batches.  glibc takes no atomic operation for it while the process
+ * is single-threaded, and does from its second thread on (for good): what
+ * separates cpu-minimal from cpu-minimal/threads in cl-gap. */
+static double mutex_pair_ns(void) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  enum { BATCH = 200000, BATCHES = 7 };
+  double v[BATCHES];
+  for (int b = 0; b < BATCHES; b++) {
+    double t0 = now_s();
+    for (int i = 0; i < BATCH; i++) {
+      pthread_mutex_lock(&mu);
+      pthread_mutex_unlock(&mu);
+    }
+    v[b] = (now_s() - t0) / BATCH * 1e9;
+  }
+  qsort(v, BATCHES, sizeof *v, cmp_double);
+  return v[BATCHES / 2];
+}
+
 /* gap-cal, on cpu-minimal: the time of one step of a group's chain (a
  * group with many steps less a group with none, medians), printed as
  * "ns per step"; then, with the trip counts that follow from it, each work
@@ -561,6 +590,16 @@ static void child_gap_cal(void) {
     }
   }
   gap_close(&g);
+  /* The mutexes as cpu-minimal's process has them (PoCL's own threads, if
+   * it started any), then with one thread more, as every teams process. */
+#ifdef TT_BENCH_SINGLE_THREADED
+  sample("single-threaded", "-", __libc_single_threaded ? 1 : 0);
+#endif
+  sample("mutex pair", "ns", mutex_pair_ns());
+  pthread_t extra;
+  if (pthread_create(&extra, NULL, idle_main, NULL) != 0)
+    die("gap-cal: no thread");
+  sample("mutex pair, one thread more", "ns", mutex_pair_ns());
 }
 
 /* Launches per cell: about `budget` seconds of the cell's pattern (its gap
@@ -838,6 +877,21 @@ static int gap_calibrate(const section_def *s) {
              "every system); group work/...: each group's time on cpu-minimal "
              "over an empty group's",
              s->name, ns, trips[1], trips[2], trips[3]);
+  double one = bench_row_quantile(
+             bench_row_get(gap_cal_group, d->name, "mutex pair", "ns", "-"), 0, 0,
+             0.5),
+         more = bench_row_quantile(bench_row_get(gap_cal_group, d->name,
+                                                 "mutex pair, one thread more",
+                                                 "ns", "-"),
+                                   0, 0, 0.5);
+  bench_row *st = bench_row_get(gap_cal_group, d->name, "single-threaded", "-", "-");
+  const char *single = st->n == 0 ? "unknown" : st->v[0] > 0 ? "yes" : "no";
+  bench_note("%s: glibc's mutex lock + unlock in cpu-minimal's process: %.1f ns "
+             "(single-threaded: %s), %.1f ns once it has another thread, as "
+             "every teams process has (its workers): PoCL takes some 20-25 "
+             "mutexes a launch; cpu-minimal/threads is cpu-minimal in a process "
+             "with idle threads",
+             s->name, one, single, more);
   bench_note("%s: no teams/run=openmp row: an OpenCL program without an OpenMP "
              "runtime runs TEAMS_RUN=openmp on the team's workers (run=team)",
              s->name);
