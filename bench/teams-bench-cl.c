@@ -888,9 +888,9 @@ static int gap_calibrate(const section_def *s) {
   const char *single = st->n == 0 ? "unknown" : st->v[0] > 0 ? "yes" : "no";
   bench_note("%s: glibc's mutex lock + unlock in cpu-minimal's process: %.1f ns "
              "(single-threaded: %s), %.1f ns once it has another thread, as "
-             "every teams process has (its workers): PoCL takes some 20-25 "
-             "mutexes a launch; cpu-minimal/threads is cpu-minimal in a process "
-             "with idle threads",
+             "every teams process has (its workers; PoCL 3.1 takes 20-25 mutexes "
+             "a launch: docs/benchmarks.md); cpu-minimal/threads is "
+             "cpu-minimal in a process with idle threads",
              s->name, one, single, more);
   bench_note("%s: no teams/run=openmp row: an OpenCL program without an OpenMP "
              "runtime runs TEAMS_RUN=openmp on the team's workers (run=team)",
