@@ -262,7 +262,7 @@ static size_t claim_late(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
     if (own) {
       own->ns += tt__now_ns() - t0;
       own->chunks++;
-      own->late = c;
+      own->late_worker = c;
     }
     ran++;
   }

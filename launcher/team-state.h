@@ -271,7 +271,7 @@ typedef struct tt__own {
   uint64_t ns;
   size_t chunks;
   size_t woken; /* sleeping workers the holder woke */
-  size_t late;  /* the last worker whose static chunk the holder took (0: none) */
+  size_t late_worker; /* the last worker whose static chunk the holder took (0: none) */
 } tt__own;
 uint32_t tt__next_go(tt__thread *me, uint32_t flags);
 /* wake: wake the workers that sleep; else a flat region leaves them out

@@ -122,22 +122,21 @@ bool tt__costs_probe(void) {
     uint64_t a = tt__now_ns();
     tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, &own);
     uint64_t t = tt__now_ns() - a;
-    spent += own.chunks * work;
+    uint64_t mine = own.chunks * work;
+    spent += mine;
     size_t late = own.chunks > 1 ? own.chunks - 1 : 0;
     probed.late += late > 0 && own.woken == 0;
     probed.woke += own.woken > 0;
     probed.woken += (unsigned)own.woken;
     probed.regions++;
-    if (own.late && own.woken == 0) {
-      probed.late_w_n = own.late == probed.late_w ? probed.late_w_n + 1 : 1;
-      probed.late_w = own.late;
-      probed.late_cpu = tt_atomic_load_relaxed(&T->workers[own.late].spun_on);
+    if (own.late_worker && own.woken == 0) {
+      probed.late_w_n = own.late_worker == probed.late_w ? probed.late_w_n + 1 : 1;
+      probed.late_w = own.late_worker;
+      probed.late_cpu = tt_atomic_load_relaxed(&T->workers[own.late_worker].spun_on);
       probed.holder_cpu = tt_atomic_load_relaxed(&T->holder_cpu);
     }
-    if (own.woken == 0 && 2 * late < n - 1) {
-      uint64_t mine = own.chunks * work;
+    if (own.woken == 0 && 2 * late < n - 1)
       v[got++] = t > mine ? (t - mine) / (n - own.chunks) : 0;
-    }
   }
   probed.work = work;
   probed.measured += got > 0;
