@@ -20,7 +20,9 @@
  * for it than the constants say), one for each state a region meets: its
  * workers all spinning or some woken, OpenMP's threads asleep or spinning
  * (they then take the CPUs the team's workers need); and `lent`, its
- * openmp regions beyond E / p, per state of OpenMP's threads.
+ * openmp regions beyond E / p, per state of OpenMP's threads.  An extra
+ * is known from its state's third sample (follow_extra); until then the
+ * team's regions in that state are trials.
  *
  * The formulas (E work, p participants, s of the p - 1 workers spinning,
  * k = p - 1 - s asleep, F(q) = fork (q - 1)):
@@ -133,6 +135,10 @@ void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
     tt_atomic_store_relaxed(&tt__the_costs.look, look);
 }
 
+static float median3(float a, float b, float c) {
+  return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+
 /* A loop's number, the median of its last three samples: a sample that met
  * a time slice or an interrupt moves nothing, a new level is followed at
  * its second sample.  n counts the samples (up to 3). */
@@ -147,9 +153,21 @@ static void follow_median(float *v, float s[3], uint8_t *n, float x) {
   } else if (*n == 2) {
     *v = (s[0] + s[1]) / 2;
   } else {
-    float a = s[0], b = s[1], c = s[2];
-    *v = a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+    *v = median3(s[0], s[1], s[2]);
   }
+}
+
+/* A team state's extra: the median of its last three samples, the
+ * formula's own 0 standing in for those it has not had (one slow region
+ * -- a worker that met a time slice -- is no number yet: the loop whose
+ * one sample in a state read 22 us where the formula said 5.4 ran serial
+ * where the team took 0.7-0.9 of its time, and no later region met that
+ * state to correct it).  Until the third sample a region chosen on the
+ * team in that state is a trial (tt__way_choose, `guess`). */
+static void follow_extra(float *v, float s[3], uint8_t *n, float x) {
+  follow_median(v, s, n, x);
+  if (*n < 3)
+    *v = median3(s[0], *n == 2 ? s[1] : 0, 0);
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -387,6 +405,21 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
         plan->trial = true;
       }
     }
+    /* The team chosen in a state whose extra has fewer than three samples
+     * (follow_extra) is a trial: its excess over the best other way is
+     * owed as a try's is (tt__way_record), so a state whose first samples
+     * were right to keep the team out costs a bounded share. */
+    int w = plan->wake && plan->spinning < p - 1;
+    if (plan->way == TT__WAY_TEAM && !plan->trial &&
+        l->extra_nsamples[plan->omp_spins][w] < 3) {
+      float other = l->work;
+      if (s->can_lend && openmp >= 0 && openmp < other)
+        other = openmp;
+      plan->guess = true;
+      plan->trial = true;
+      plan->best_ns = other;
+      plan->predicted_ns = best;
+    }
     if (!plan->timed) {
       t->untimed++;
       t->untimed_ns += best;
@@ -466,11 +499,14 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
    * measured excess, so trials stay within their bound even where the
    * numbers that predicted them were wrong.  The debt stays until it is
    * paid (tt__way_choose), whatever state the way is chosen in meanwhile. */
-  if (plan->retried && ran == kept_out_way[plan->retried - 1]) {
+  int owed = plan->guess ? (ran == TT__WAY_TEAM ? 1 : 0)
+                         : plan->retried && ran == kept_out_way[plan->retried - 1]
+                               ? plan->retried : 0;
+  if (owed) {
     float expected = plan->predicted_ns >= 0 ? plan->predicted_ns : plan->best_ns;
-    float over = ns - expected;
+    float over = ns - expected, *k = &l->kept_out_ns[owed - 1];
     if (over > 0 && ns > plan->best_ns)
-      l->kept_out_ns[plan->retried - 1] = -TT__OVERHEAD_DIV * over;
+      *k = (*k < 0 ? *k : 0) - TT__OVERHEAD_DIV * over;
   }
 
   /* the work: a serial region's time, or the caller's own chunks' time
@@ -499,8 +535,8 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                       : 0);
     x = x > lo ? x : lo;
     int o = plan->omp_spins;
-    follow_median(&l->extra[o][woken], l->extra_samples[o][woken],
-                  &l->extra_nsamples[o][woken], x);
+    follow_extra(&l->extra[o][woken], l->extra_samples[o][woken],
+                 &l->extra_nsamples[o][woken], x);
   } else if (ran == TT__WAY_OPENMP && l->work > 0) {
     /* the loop's number: the region beyond E / p; the process's
      * constant: what lending cost beyond the region's critical path (its

@@ -163,6 +163,9 @@ typedef struct tt__way_plan {
   bool wake;       /* team: wake the sleeping workers (else they sit it out) */
   bool timed;      /* time this region and record it */
   bool trial;      /* the loop had no number for this way: counted */
+  /* the team chosen in a state whose extra has fewer than three samples
+   * (a trial; best_ns the best other way's cost, predicted_ns its own) */
+  bool guess;
   /* the way kept out that this region tries again, as 1 + its index in
    * kept_out_ns (1 team, 2 openmp; 0 none); then the best way's predicted
    * cost and this one's */
