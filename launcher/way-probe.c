@@ -197,6 +197,13 @@ void tt__way_report(void) {
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder),
           (unsigned long long)tt_atomic_load_relaxed(&tt__moves_off_holder));
   fprintf(stderr,
+          "teams: ways: naps %llu: %llu ended by the worker, %llu by a region's "
+          "wake-up (the rest by no one yet); a nap's timer %u ns late\n",
+          (unsigned long long)tt_atomic_load_relaxed(&tt__naps),
+          (unsigned long long)tt_atomic_load_relaxed(&tt__naps_self),
+          (unsigned long long)tt_atomic_load_relaxed(&tt__naps_woken),
+          tt_atomic_load_relaxed(&c->nap_late));
+  fprintf(stderr,
           "teams: ways: probes %u, %u measured `fork`; the last: %u regions "
           "of %.0f us chunks, %u with a late worker, %u that woke %u workers; "
           "the last late worker w%zu (the last late one of %u regions in a row), "

@@ -76,8 +76,12 @@
  * twice that, so a gap's jitter does not put them to sleep just before the
  * region they spun for; a worker burns a CPU only while the next region is
  * expected within what the spin is worth, and sleeping when it is not loses
- * at most 1/SPIN_WORTH of the loop's time.  TEAMS_SPIN_US, when set, fixes
- * the spin; a fixed way (TEAMS_RUN) spins TEAMS_SPIN_US's value.
+ * at most 1/SPIN_WORTH of the loop's time.  Where the gap is longer, they
+ * nap (nap_for): sleep, and wake themselves just before the next region
+ * is expected, the window they then spin within `worth` -- a region after
+ * the host's own work then meets them spinning and pays no wake-up.
+ * TEAMS_SPIN_US, when set, fixes the spin (no nap); a fixed way
+ * (TEAMS_RUN) spins TEAMS_SPIN_US's value.
  *
  * Only the thread that owns a table reads or writes it: no synchronization.
  * The constants are relaxed atomics (way.h). */
@@ -119,6 +123,7 @@ static void sample_constant(_Atomic uint32_t *c, uint64_t ns) {
 
 void tt__costs_wake_call(uint64_t ns) { sample_constant(&tt__the_costs.wake_call, ns); }
 void tt__costs_wake_lat(uint64_t ns) { sample_constant(&tt__the_costs.wake_lat, ns); }
+void tt__costs_nap_late(uint64_t ns) { sample_constant(&tt__the_costs.nap_late, ns); }
 void tt__costs_lend(bool spinning, uint64_t ns) {
   sample_constant(&tt__the_costs.lend[spinning], ns);
 }
@@ -289,6 +294,32 @@ static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode,
   return asleep > spinning ? asleep - spinning : 0;
 }
 
+/* Napping: where the gap is beyond what spinning through it is worth, the
+ * workers sleep and wake themselves before the next region is expected
+ * (the thread's gap, less how late a nap's timer wakes a worker, less the
+ * gap's jitter: its last three samples' spread about their median), then
+ * spin through a window of twice that: a region that comes within the
+ * gap's jitter meets them spinning, with no wake call.  Only where that
+ * window is within `worth`, as the spin is: a gap that varies more than
+ * the spin is worth keeps them asleep. */
+static void nap_for(const tt__loops *t, tt__way_plan *plan, float worth) {
+  if (plan->linger_ns || t->gap_nsamples < 3)
+    return;
+  float late = constant_ns(&tt__the_costs.nap_late);
+  late = late > 0 ? late : constant_ns(&tt__the_costs.wake_lat);
+  float jitter = 0;
+  for (int i = 0; i < 3; i++) {
+    float d = t->gap_samples[i] - t->gap;
+    d = d < 0 ? -d : d;
+    jitter = d > jitter ? d : jitter;
+  }
+  float lead = late + jitter, window = 2 * lead;
+  if (window > worth || t->gap <= window)
+    return;
+  plan->nap_ns = (uint64_t)(t->gap - lead);
+  plan->nap_window_ns = (uint64_t)window;
+}
+
 void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
                     tt__mode mode, tt__way fixed, const tt__way_state *s,
                     tt__way_plan *plan) {
@@ -435,6 +466,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     float worth = SPIN_WORTH * spin_saves(l, m, p, mode, plan->omp_spins);
     worth = worth < LINGER_MAX_NS ? worth : LINGER_MAX_NS;
     plan->linger_ns = t->gap <= worth ? (uint64_t)(2 * worth) : 0;
+    nap_for(t, plan, worth);
   }
 }
 

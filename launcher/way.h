@@ -31,6 +31,10 @@ typedef struct tt__costs {
   _Atomic uint32_t fork;      /* a region on spinning workers beyond its work, per worker */
   _Atomic uint32_t wake_call; /* the caller's futex wake of one sleeping worker */
   _Atomic uint32_t wake_lat;  /* from that call until the worker runs */
+  /* how late a napping worker's timer wakes it: from the time it asked
+   * for until it runs (idle.c, "Napping"; 0: not measured, wake_lat
+   * stands in) */
+  _Atomic uint32_t nap_late;
   /* an openmp region beyond its work: OpenMP's threads asleep, spinning
    * (0: not measured) */
   _Atomic uint32_t lend[2];
@@ -178,6 +182,9 @@ typedef struct tt__way_plan {
   size_t spinning; /* the state it was chosen in */
   bool omp_spins;
   uint64_t linger_ns; /* how long the team's workers spin after it */
+  /* else (linger_ns 0) how long after it they nap, and spin for once
+   * awake (0: no nap; way.c, "Napping") */
+  uint64_t nap_ns, nap_window_ns;
   uint64_t t0;        /* the clock at the choice (timed) */
 } tt__way_plan;
 
@@ -214,6 +221,7 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
  * region's overhead with OpenMP's threads spinning or not. */
 void tt__costs_wake_call(uint64_t ns);
 void tt__costs_wake_lat(uint64_t ns);
+void tt__costs_nap_late(uint64_t ns);
 void tt__costs_lend(bool spinning, uint64_t ns);
 /* way-probe.c: measures fork, wake_call and wake_lat on the running team
  * (called by the first holder after each start), and look, once.  False

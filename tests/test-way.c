@@ -49,6 +49,7 @@ static void fresh(void) {
   tt__costs_set(FORK, CALL, LAT, LOOK);
   tt_atomic_store_relaxed(&tt__the_costs.lend[0], 0);
   tt_atomic_store_relaxed(&tt__the_costs.lend[1], 0);
+  tt_atomic_store_relaxed(&tt__the_costs.nap_late, 0);
   tt__way_test_clock(clock_of_world);
 }
 
@@ -485,6 +486,25 @@ Test(way, the_spin_follows_the_gap) {
     plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 500000);
   cr_assert_eq(plan.linger_ns, 0, "a 500 us gap: spun %llu ns",
                (unsigned long long)plan.linger_ns);
+  /* but napped: awake again the timer's lateness (wake_lat until a nap
+   * measured it) before the gap ends, spinning twice that */
+  cr_assert_eq(plan.nap_ns, 500000 - LAT, "nap %llu", (unsigned long long)plan.nap_ns);
+  cr_assert_eq(plan.nap_window_ns, 2 * LAT);
+  tt_atomic_store_relaxed(&tt__the_costs.nap_late, 2000);
+  plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 500000);
+  cr_assert_eq(plan.nap_ns, 500000 - 2000, "nap %llu", (unsigned long long)plan.nap_ns);
+  /* a gap that varies by more than the spin is worth: no nap */
+  double gaps[] = {300000, 700000, 500000};
+  for (int i = 0; i < 6; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, gaps[i % 3]);
+  cr_assert_eq(plan.nap_ns, 0, "napped %llu ns before gaps 0.3-0.7 ms",
+               (unsigned long long)plan.nap_ns);
+  /* one that varies by a little: the nap leads by the spread too */
+  double near[] = {490000, 510000, 500000};
+  for (int i = 0; i < 6; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, near[i % 3]);
+  cr_assert_eq(plan.nap_ns, 500000 - 2000 - 10000, "nap %llu", (unsigned long long)plan.nap_ns);
+  cr_assert_eq(plan.nap_window_ns, 2 * (2000 + 10000));
 }
 
 /* TEAMS_RUN fixes the way: no record, nothing timed, no trial. */
