@@ -151,6 +151,7 @@ bool tt__costs_probe(void) {
   /* the wake: worker 1 sleeps at once after each region; a region of two
    * wakes it (at most 3 tries, 2 ms each, to find it asleep) */
   tt_atomic_store_relaxed(&T->linger_ns, 0);
+  uint64_t nap = tt_atomic_exchange_relaxed(&T->nap_ns, 0); /* no nap ends it */
   tt_atomic_store_relaxed(&tt__the_costs.wake_call, 0);
   tt_atomic_store_relaxed(&tt__the_costs.wake_lat, 0);
   for (int i = 0; i < 4; i++) {
@@ -161,6 +162,7 @@ bool tt__costs_probe(void) {
     tt__run_parallel(me, empty, NULL, 2, 2, TT__MODE_GREEDY, true, NULL);
   }
   tt_atomic_store_relaxed(&T->linger_ns, linger);
+  tt_atomic_store_relaxed(&T->nap_ns, nap);
   return true;
 }
 
