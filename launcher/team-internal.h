@@ -15,12 +15,6 @@
 #include "teams-driver.h"
 #include "teams/team.h"
 
-/* The runtime's own costs -- trials of another way of running a region,
- * the clock reads that time regions, a spinner's yields -- are kept under
- * 1/TT__OVERHEAD_DIV of what they serve (3%), well inside the 10% by which
- * a fixed choice may beat the default (docs/protocol.md item 44). */
-#define TT__OVERHEAD_DIV 32
-
 /* How the participants of a region share its m chunks. */
 typedef enum tt__mode {
   /* m == p: chunk c runs on participant c, or on the caller when that

@@ -632,56 +632,112 @@ Test(pocl_queue_auto, host_memory_kernel_stays_lazy, .init = auto_env,
 }
 
 /* A kernel whose launches take longer than the grace period (here 1 ms,
- * each launch spins 20 ms) never runs at enqueue. */
+ * each launch spins 20 ms or more) runs at enqueue only where its host
+ * waits for its launches at once (the last three waited for within
+ * 1/TT__OVERHEAD_DIV of the kernel's time: backend/pocl/submit.c, Submit);
+ * a host that computes between its launches and its waits, or enqueues a
+ * burst, keeps it lazy. */
 static void auto_short_grace_env(void) {
   setenv("POCL_TEAMS0_PARAMETERS", "submit=auto,grace_us=1000", 1);
   setup();
 }
 
-Test(pocl_queue_auto, long_kernel_stays_lazy, .init = auto_short_grace_env,
-     .fini = teardown, .timeout = 300) {
-  tt_cl_stats s0, s1;
-  stats_or_skip(&s0);
-  cl_program p = clu_build_src(
+typedef struct long_kernel {
+  cl_program p;
+  cl_kernel k;
+  cl_mem b;
+  double ms; /* a launch's time */
+} long_kernel;
+
+/* The kernel, its spin count calibrated so that a launch takes at least
+ * 20 ms here, each launch waited for at once; after a first launch, which
+ * also builds the kernel's work-group function on a cold cache
+ * (backend/pocl/wgfunc.c) and must not count. */
+static void long_kernel_make(long_kernel *L) {
+  L->p = clu_build_src(
       &E, "kernel void wait_ns(global ulong *t, ulong ns) {\n"
           "  ulong x = 0;\n"
           "  for (ulong i = 0; i < ns; i++) x += i ^ t[0];\n"
           "  if (x == 42) t[1] = x;\n"
           "}\n");
-  cl_kernel k = clu_kernel(p, "wait_ns");
-  cl_mem b = clu_buffer(&E, CL_MEM_READ_WRITE, 2 * sizeof(cl_ulong), NULL);
-  CLU_ARG(k, 0, b);
+  L->k = clu_kernel(L->p, "wait_ns");
+  L->b = clu_buffer(&E, CL_MEM_READ_WRITE, 2 * sizeof(cl_ulong), NULL);
+  CLU_ARG(L->k, 0, L->b);
   cl_ulong spins = 1;
-  CLU_ARG(k, 1, spins);
-  /* Calibrate: a spin count whose launch takes at least 20 ms here, after
-   * a first launch, which also builds the kernel's work-group function on
-   * a cold cache (backend/pocl/wgfunc.c) and must not count. */
+  CLU_ARG(L->k, 1, spins);
   size_t one = 1;
-  CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &one, &one, 0, NULL, NULL));
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, L->k, 1, NULL, &one, &one, 0, NULL, NULL));
   CLU_CHECK(clFinish(E.q));
   struct timespec a, z;
-  double ms = 0;
-  while (ms < 20) {
-    spins *= 4;
-    CLU_ARG(k, 1, spins);
+  L->ms = 0;
+  for (int i = 0; L->ms < 20 || i < 3; i++) {
+    if (L->ms < 20)
+      spins *= 4;
+    CLU_ARG(L->k, 1, spins);
     clock_gettime(CLOCK_MONOTONIC, &a);
-    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &one, &one, 0, NULL,
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, L->k, 1, NULL, &one, &one, 0, NULL,
                                      NULL));
     CLU_CHECK(clFinish(E.q));
     clock_gettime(CLOCK_MONOTONIC, &z);
-    ms = (double)(z.tv_sec - a.tv_sec) * 1e3 + (double)(z.tv_nsec - a.tv_nsec) * 1e-6;
+    L->ms = (double)(z.tv_sec - a.tv_sec) * 1e3 + (double)(z.tv_nsec - a.tv_nsec) * 1e-6;
+  }
+}
+
+static void long_kernel_free(long_kernel *L) {
+  clReleaseMemObject(L->b);
+  clReleaseKernel(L->k);
+  clReleaseProgram(L->p);
+}
+
+Test(pocl_queue_auto, long_kernel_runs_at_enqueue_when_its_host_waits_at_once,
+     .init = auto_short_grace_env, .fini = teardown, .timeout = 300) {
+  tt_cl_stats s0, s1;
+  stats_or_skip(&s0);
+  long_kernel L;
+  long_kernel_make(&L); /* its last launches waited for at once */
+  size_t one = 1;
+  clu_stats(&E, &s0);
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, L.k, 1, NULL, &one, &one, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  CLU_CHECK(clFinish(E.q));
+  cr_assert_eq(s1.run_by_submit - s0.run_by_submit, 1,
+               "a launch of %.1f ms waited for at once did not run at enqueue", L.ms);
+  long_kernel_free(&L);
+}
+
+Test(pocl_queue_auto, long_kernel_stays_lazy_when_its_host_computes_first,
+     .init = auto_short_grace_env, .fini = teardown, .timeout = 300) {
+  tt_cl_stats s0, s1;
+  stats_or_skip(&s0);
+  long_kernel L;
+  long_kernel_make(&L);
+  size_t one = 1;
+  /* three launches, the host's own work (an eighth of the kernel's time)
+   * between each and its wait */
+  struct timespec work = {0, (long)(L.ms * 1e6 / 8)};
+  for (int i = 0; i < 3; i++) {
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, L.k, 1, NULL, &one, &one, 0, NULL, NULL));
+    nanosleep(&work, NULL);
+    CLU_CHECK(clFinish(E.q));
   }
   clu_stats(&E, &s0);
   for (int i = 0; i < 3; i++)
-    CLU_CHECK(clEnqueueNDRangeKernel(E.q, k, 1, NULL, &one, &one, 0, NULL,
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, L.k, 1, NULL, &one, &one, 0, NULL,
                                      NULL));
   clu_stats(&E, &s1);
   cr_assert_eq(s1.run_by_submit, s0.run_by_submit,
-               "a launch of %.1f ms ran at enqueue (grace 1 ms)", ms);
+               "a launch of %.1f ms ran at enqueue (grace 1 ms), its host computing "
+               "before its waits", L.ms);
   CLU_CHECK(clFinish(E.q));
-  clReleaseMemObject(b);
-  clReleaseKernel(k);
-  clReleaseProgram(p);
+  /* and a burst, waited for only at its end: the first launches after it
+   * do not run at enqueue either */
+  clu_stats(&E, &s0);
+  CLU_CHECK(clEnqueueNDRangeKernel(E.q, L.k, 1, NULL, &one, &one, 0, NULL, NULL));
+  clu_stats(&E, &s1);
+  CLU_CHECK(clFinish(E.q));
+  cr_assert_eq(s1.run_by_submit, s0.run_by_submit,
+               "a launch after a burst ran at enqueue");
+  long_kernel_free(&L);
 }
 
 /* PoCL's content-size extension (clSetContentSizeBufferPoCL): a copy from a

@@ -33,8 +33,8 @@
 #include <stdio.h>
 #include <time.h>
 
-static uint64_t
-now_ns (void)
+uint64_t
+tp_now_ns (void)
 {
   struct timespec t;
   clock_gettime (CLOCK_MONOTONIC, &t);
@@ -52,7 +52,7 @@ tp_progress_arm_locked (void)
   if (!sched.progress_started)
     {
       sched.progress_state = TP_PROGRESS_GRACE;
-      sched.armed_at = now_ns ();
+      sched.armed_at = tp_now_ns ();
       if (pthread_create (&sched.progress, NULL, progress_main, NULL) != 0)
         {
           /* No thread: the commands still run when someone waits. */
@@ -66,7 +66,7 @@ tp_progress_arm_locked (void)
   if (sched.progress_state == TP_PROGRESS_SLEEPING)
     {
       sched.progress_state = TP_PROGRESS_GRACE;
-      sched.armed_at = now_ns ();
+      sched.armed_at = tp_now_ns ();
       return 1;
     }
   return 0;
@@ -107,7 +107,7 @@ progress_main (void *arg)
           pthread_cond_wait (&sched.progress_cond, &sched.lock);
           continue;
         }
-      uint64_t t = now_ns (), g = sched.grace_ns;
+      uint64_t t = tp_now_ns (), g = sched.grace_ns;
       uint64_t act = tt_atomic_load_relaxed (&sched.activity);
       if (act != seen_activity)
         {
@@ -169,7 +169,7 @@ progress_main (void *arg)
       /* Stay in GRACE for another period: pushes right after a burst find
        * us awake. */
       sched.progress_state = TP_PROGRESS_GRACE;
-      sched.armed_at = now_ns ();
+      sched.armed_at = tp_now_ns ();
     }
   pthread_mutex_unlock (&sched.lock);
   return NULL;

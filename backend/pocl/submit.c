@@ -32,6 +32,23 @@
  * its participants), a built-in kernel.  A wrong prediction costs time only: a
  * kernel that cannot wait for the host ends whoever runs it.
  *
+ * A longer kernel runs at once too when this thread waits for its launches
+ * at once: the last three of its launches were each waited for (clFinish,
+ * clWaitForEvents, a blocking command: join or wait_event) within
+ * 1/TT__OVERHEAD_DIV of the kernel's time after their submit returned,
+ * with no submit in between (the median of the three; a submit before the
+ * wait is a launch not waited for at once).  Listed, such a launch is run
+ * by its waiter anyway, and the listing only costs: it arms the progress
+ * thread, whose wake-up after the host's own work is a futex call on the
+ * submitting thread and a thread that takes a CPU from the team's worker
+ * while the kernel runs (64 groups of 5 us after 1 ms of host work on the
+ * 2-core guest: 214 us a launch listed, 167 run at once; docs/benchmarks.md,
+ * "The progress thread after the host's work").  Run at once, it delays
+ * the host's work between submit and wait by at most that work, under
+ * 1/TT__OVERHEAD_DIV of the kernel: the overlap lost is within the
+ * runtime's budget.  A host that computes between its launches and its
+ * waits, or enqueues a burst, keeps them lazy (host_waits).
+ *
  * Rejected: a launch history of the driver's own beside the record (the
  * driver timed every 16th launch around the region the way times already:
  * two clocks, at different moments, for one number). */
@@ -65,6 +82,46 @@ host_may_write (_cl_command_node *cmd)
   return 0;
 }
 
+/* This thread's launches and its waits for them: when its last submit of a
+ * kernel returned with no wait since (0: none), and how long after their
+ * submits its last three launches were waited for (UINT64_MAX: another
+ * submit came first), the median of which host_waits_within reads.  Only
+ * this thread reads or writes it. */
+typedef struct host_waits {
+  uint64_t submitted_at;
+  uint64_t after[3];
+  unsigned n;
+} host_waits;
+static __thread host_waits waits;
+
+static void
+waited_after (host_waits *w, uint64_t ns)
+{
+  w->after[w->n % 3] = ns;
+  w->n++;
+  w->submitted_at = 0;
+}
+
+void
+tp_submit_waited (void)
+{
+  host_waits *w = &waits;
+  if (w->submitted_at)
+    waited_after (w, tp_now_ns () - w->submitted_at);
+}
+
+/* Whether this thread waited for each of its last three launches (their
+ * median) within ns of their submit. */
+static int
+host_waits_within (const host_waits *w, uint64_t ns)
+{
+  if (w->n < 3)
+    return 0;
+  uint64_t a = w->after[0], b = w->after[1], c = w->after[2];
+  uint64_t m = a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+  return m < ns;
+}
+
 /* submit=auto: whether a ready ND-range, its work-group function resolved,
  * may run at once in this thread (Submit, above).  Its event locked. */
 static int
@@ -79,7 +136,10 @@ now_ok (const tp_device *d, _cl_command_node *cmd)
   uint64_t ns = tt__foreach_range_last_ns (
       cmd->command.run.wg, tp_ndrange_groups (cmd), d->set.grain,
       d->set.participants, d->set.schedule);
-  return ns > 0 && ns < d->set.grace_ns && !host_may_write (cmd);
+  return ns > 0
+         && (ns < d->set.grace_ns
+             || host_waits_within (&waits, ns / TT__OVERHEAD_DIV))
+         && !host_may_write (cmd);
 }
 
 /* Entered with the event locked (libpocl's submit contract); queue.c
@@ -89,6 +149,9 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
 {
   tp_abi_check_command (node, cq);
   tp_device *d = node->device->data; /* the command's device */
+  host_waits *w = &waits;
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL && w->submitted_at)
+    waited_after (w, UINT64_MAX); /* the last launch: not waited for at once */
   cl_event ev = node->sync.event.event;
 
   /* Resolve the work-group function here, before the event can go
@@ -123,4 +186,6 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
            && !(TP_NODE_FLAGS (node) & TP_FAILED) && now_ok (d, node))
     how = TP_HOW_NOW;
   tp_sched_submit (node, how);
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
+    w->submitted_at = tp_now_ns ();
 }

@@ -204,8 +204,12 @@ void tp_record_ran (cl_device_id dev, const uint64_t *ran);
 void tp_record_take (cl_device_id dev, uint64_t *ran);
 
 /* ---- submit.c and queue.c: the ops that decide where commands run ------------- */
-/* submit.c: ops->submit. */
+/* submit.c: ops->submit; and the waits' note to it (join, wait_event, on
+ * entry) that the calling thread waits now for what it launched. */
 void tp_submit (_cl_command_node *node, cl_command_queue cq);
+void tp_submit_waited (void);
+/* progress.c: CLOCK_MONOTONIC in ns, the driver's one clock. */
+uint64_t tp_now_ns (void);
 /* What submit decided for a node (submit.c, Submit). */
 typedef enum tp_submit_how {
   TP_HOW_WAIT,  /* not ready, or listed already: nothing to do now */

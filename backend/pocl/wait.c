@@ -78,12 +78,14 @@ wait_until (done_fn done, void *what)
 void
 tp_join (cl_device_id device, cl_command_queue cq)
 {
+  tp_submit_waited ();
   wait_until (queue_done, cq);
 }
 
 void
 tp_wait_event (cl_device_id device, cl_event event)
 {
+  tp_submit_waited ();
   wait_until (event_done, event);
 }
 

@@ -9,7 +9,8 @@
  *     tt_foreach_range with grain 0 takes the schedule's default grain
  *     (tt__range_default_grain in launcher/range.c), the one policy the
  *     launcher uses too;
- *   - the named atomics and TT_CACHE_PAD (atomic.h, beside this file);
+ *   - the named atomics and TT_CACHE_PAD (atomic.h, beside this file), and
+ *     TT__OVERHEAD_DIV, the runtime's budget for its own costs (below);
  *   - the TEAMS_* settings table (settings.h, beside this file): its
  *     TEAMS_POCL_* rows, read through tt__setting and tt__setting_text;
  *   - tt__scratch, each thread's grow-on-demand buffers, tt__team_nodes,
@@ -29,6 +30,13 @@
 
 #include "atomic.h"
 #include "teams/team.h"
+
+/* The runtime's own costs -- trials of another way of running a region,
+ * the clock reads that time regions, a spinner's yields, the driver's run
+ * at submit -- are kept under 1/TT__OVERHEAD_DIV of what they serve (3%),
+ * well inside the 10% by which a fixed choice may beat the default
+ * (docs/protocol.md item 44). */
+#define TT__OVERHEAD_DIV 32
 
 #if !defined(TEAMS_STATIC) && defined(__GNUC__)
 #define TT_INTERNAL __attribute__((visibility("default")))
