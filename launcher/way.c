@@ -89,6 +89,7 @@
 
 #include "atomic.h"
 #include "prim.h"
+#include "teams-driver.h"
 #include "way.h"
 
 #define NONE TT__WAYS
@@ -140,10 +141,6 @@ void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
     tt_atomic_store_relaxed(&tt__the_costs.look, look);
 }
 
-static float median3(float a, float b, float c) {
-  return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
-}
-
 /* A loop's number, the median of its last three samples: a sample that met
  * a time slice or an interrupt moves nothing, a new level is followed at
  * its second sample.  n counts the samples (up to 3). */
@@ -158,7 +155,7 @@ static void follow_median(float *v, float s[3], uint8_t *n, float x) {
   } else if (*n == 2) {
     *v = (s[0] + s[1]) / 2;
   } else {
-    *v = median3(s[0], s[1], s[2]);
+    *v = (float)tt__median3(s[0], s[1], s[2]);
   }
 }
 
@@ -172,7 +169,7 @@ static void follow_median(float *v, float s[3], uint8_t *n, float x) {
 static void follow_extra(float *v, float s[3], uint8_t *n, float x) {
   follow_median(v, s, n, x);
   if (*n < 3)
-    *v = median3(s[0], *n == 2 ? s[1] : 0, 0);
+    *v = (float)tt__median3(s[0], *n == 2 ? s[1] : 0, 0);
 }
 
 /* ---- the table ------------------------------------------------------------------- */

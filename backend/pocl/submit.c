@@ -33,11 +33,13 @@
  * kernel that cannot wait for the host ends whoever runs it.
  *
  * A longer kernel runs at once too when this thread waits for its launches
- * at once: the last three of its launches were each waited for (clFinish,
- * clWaitForEvents, a blocking command: join or wait_event) within
- * 1/TT__OVERHEAD_DIV of the kernel's time after their submit returned,
- * with no submit in between (the median of the three; a submit before the
- * wait is a launch not waited for at once).  Listed, such a launch is run
+ * at once: the last three of its launches not predicted within the grace
+ * period (the only ones this rule decides for, so the only ones that read
+ * the clock) were each waited for (clFinish, clWaitForEvents, a blocking
+ * command: join or wait_event) within 1/TT__OVERHEAD_DIV of the kernel's
+ * time after their submit returned, with no submit in between (the median
+ * of the three; a submit before the wait is a launch not waited for at
+ * once).  Listed, such a launch is run
  * by its waiter anyway, and the listing only costs: it arms the progress
  * thread, whose wake-up after the host's own work is a futex call on the
  * submitting thread and a thread that takes a CPU from the team's worker
@@ -120,15 +122,17 @@ host_waits_within (const host_waits *w, uint64_t ns)
 {
   if (w->n < 3)
     return 0;
-  uint64_t a = w->after[0], b = w->after[1], c = w->after[2];
-  uint64_t m = a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
-  return m < ns;
+  return tt__median3 ((double)w->after[0], (double)w->after[1],
+                     (double)w->after[2])
+         < (double)ns;
 }
 
 /* submit=auto: whether a ready ND-range, its work-group function resolved,
- * may run at once in this thread (Submit, above).  Its event locked. */
+ * may run at once in this thread (Submit, above); *short_one: whether it is
+ * predicted to end within the grace period, so that the host-waits record,
+ * which decides only for longer ones, leaves it out.  Its event locked. */
 static int
-now_ok (const tp_device *d, _cl_command_node *cmd)
+now_ok (const tp_device *d, _cl_command_node *cmd, int *short_one)
 {
   if (cmd->type != CL_COMMAND_NDRANGE_KERNEL
       || cmd->device->parent_device != NULL
@@ -139,8 +143,9 @@ now_ok (const tp_device *d, _cl_command_node *cmd)
   uint64_t ns = tt__foreach_range_last_ns (
       cmd->command.run.wg, tp_ndrange_groups (cmd), d->set.grain,
       d->set.participants, d->set.schedule);
+  *short_one = ns > 0 && ns < d->set.grace_ns;
   return ns > 0
-         && (ns < d->set.grace_ns
+         && (*short_one
              || host_waits_within (&waits, ns / TT__OVERHEAD_DIV))
          && !host_may_write (cmd);
 }
@@ -173,6 +178,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
    * (docs/protocol.md item 31). */
   TP_NODE_FLAGS (node) |= TP_SUBMITTED;
   tp_submit_how how = TP_HOW_WAIT;
+  int short_one = 0;
   if (!(TP_NODE_FLAGS (node) & TP_LISTED))
     {
       if (TP_NODE_FLAGS (node) & TP_FAILED)
@@ -186,9 +192,14 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
   if (how == TP_HOW_LIST && d->set.submit == TP_SUBMIT_EAGER)
     how = TP_HOW_DRAIN;
   else if (how == TP_HOW_LIST && d->set.submit == TP_SUBMIT_AUTO
-           && !(TP_NODE_FLAGS (node) & TP_FAILED) && now_ok (d, node))
+           && !(TP_NODE_FLAGS (node) & TP_FAILED)
+           && now_ok (d, node, &short_one))
     how = TP_HOW_NOW;
   tp_sched_submit (node, how);
-  if (node->type == CL_COMMAND_NDRANGE_KERNEL)
+  /* Only under submit=auto, and not for a launch within the grace period:
+   * the record decides for no other (two clock reads less a short launch,
+   * 40 ns on the 2-core guest). */
+  if (node->type == CL_COMMAND_NDRANGE_KERNEL
+      && d->set.submit == TP_SUBMIT_AUTO && !short_one)
     w->submitted_at = tp_now_ns ();
 }

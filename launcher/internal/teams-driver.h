@@ -10,7 +10,8 @@
  *     (tt__range_default_grain in launcher/range.c), the one policy the
  *     launcher uses too;
  *   - the named atomics and TT_CACHE_PAD (atomic.h, beside this file), and
- *     TT__OVERHEAD_DIV, the runtime's budget for its own costs (below);
+ *     TT__OVERHEAD_DIV, the runtime's budget for its own costs, and
+ *     tt__median3, its reading of three noisy samples (below);
  *   - the TEAMS_* settings table (settings.h, beside this file): its
  *     TEAMS_POCL_* rows, read through tt__setting and tt__setting_text;
  *   - tt__scratch, each thread's grow-on-demand buffers, tt__team_nodes,
@@ -37,6 +38,14 @@
  * well inside the 10% by which a fixed choice may beat the default
  * (docs/protocol.md item 44). */
 #define TT__OVERHEAD_DIV 32
+
+/* The median of three samples: the runtime's one way of reading a noisy
+ * number (a sample that met a time slice or an interrupt moves nothing),
+ * the way's loop records (way.c) and the driver's host-waits record
+ * (backend/pocl/submit.c) alike. */
+static inline double tt__median3(double a, double b, double c) {
+  return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
 
 #if !defined(TEAMS_STATIC) && defined(__GNUC__)
 #define TT_INTERNAL __attribute__((visibility("default")))
