@@ -142,10 +142,33 @@ typedef struct tt__team {
    * "Sizing"); the next launch outside a chunk restarts the team.  A hint:
    * relaxed. */
   _Atomic int resize;
+  /* From here to tree_min: what every launch reads, in the first 64 bytes
+   * beside running (a launch after the host's own work finds the line
+   * cold: each line more is a miss). */
   /* Participants, workers + caller.  Written under the lifecycle lock (start
    * before team.running's release store; shutdown while holding the team);
    * tt_team_size reads it with neither, so it is atomic: tt__team_size(). */
   _Atomic size_t size;
+  /* The constants of way.h were measured since this start: written by a
+   * holder, read before the take as a hint (relaxed); probes counts the
+   * failed tries and probe_after is the earliest time of the next (relaxed:
+   * a hint too). */
+  _Atomic bool probed;
+  unsigned probes;
+  _Atomic uint64_t probe_after;
+  /* way, tree_min and pin are read before the team is taken (the way's
+   * choice, the lending test), while a restart may be rewriting them:
+   * relaxed atomics.
+   * A stale value only picks a worse way for one region; team.c checks
+   * lending again once it holds the team. */
+  _Atomic int way; /* TEAMS_RUN: 0 the rule's choice, else 1 + the way (way.h) */
+  _Atomic size_t
+      tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
+  size_t tree_k;   /* ... use the tree, of branching TEAMS_TREE_K (held) */
+  _Atomic int pin; /* tt_pin */
+  /* Read without the team by a thread whose try_take failed, which a
+   * restart may be rewriting: relaxed atomic. */
+  _Atomic bool busy_wait;
   tt__worker *workers; /* workers[0] unused: participant 0 is the caller */
   uint64_t spin_ns;
   /* How long an idle worker spins after its last chunk or wake-up: the
@@ -159,34 +182,14 @@ typedef struct tt__team {
    * ended sleeps until nap_ns after its last chunk, wakes itself and
    * spins nap_window_ns; 0: no nap.  Written and read as linger_ns. */
   _Atomic uint64_t nap_ns, nap_window_ns;
-  /* The constants of way.h were measured since this start: written by a
-   * holder, read before the take as a hint (relaxed); probes counts the
-   * failed tries and probe_after is the earliest time of the next (relaxed:
-   * a hint too). */
-  _Atomic bool probed;
-  unsigned probes;
-  _Atomic uint64_t probe_after;
   /* A spinner yields the CPU between looks once it has waited this long
    * (idle.c, "Yielding"): measured at start. */
   uint64_t yield_after_ns;
   size_t cpus; /* CPUs the team may use: its default size (cpuset.h) */
-  /* Read without the team by a thread whose try_take failed, which a
-   * restart may be rewriting: relaxed atomic. */
-  _Atomic bool busy_wait;
   /* Worker slots, written before any worker exists (the sentinel scans
    * them; size, the workers actually made, is known only later). */
   size_t slots;
   bool sentinel_mode; /* TEAMS_IDLE=sentinel */
-  /* way, tree_min and pin are read before the team is taken (the way's
-   * choice, the lending test), while a restart may be rewriting them:
-   * relaxed atomics.
-   * A stale value only picks a worse way for one region; team.c checks
-   * lending again once it holds the team. */
-  _Atomic int way; /* TEAMS_RUN: 0 the rule's choice, else 1 + the way (way.h) */
-  _Atomic size_t
-      tree_min;    /* TEAMS_TREE_MIN: regions of this many or more ... */
-  size_t tree_k;   /* ... use the tree, of branching TEAMS_TREE_K (held) */
-  _Atomic int pin; /* tt_pin */
   size_t requested;
   double start_ms;
   int caller_cpu;

@@ -35,33 +35,33 @@ enum { TP_PROGRESS_SLEEPING, TP_PROGRESS_GRACE, TP_PROGRESS_RUNNING };
  * uninitialises its devices one after another, under its own lock, and only
  * while no command exists, so `users` needs no lock of ours. */
 typedef struct tp_sched {
-  pthread_mutex_t lock;          /* what it guards: queue.c, Locks
-                                    and their order */
-  pthread_cond_t waiters_cond;   /* threads blocked in join / wait_event */
-  pthread_cond_t progress_cond;  /* the progress thread (CLOCK_MONOTONIC) */
+  /* What a launch's submit reads and writes, its first line (a launch after
+   * the host's own work finds it cold: each line more is a miss). */
+  _Alignas (TT_CACHE_PAD) pthread_mutex_t lock; /* what it guards: queue.c,
+                                                   Locks and their order */
   _cl_command_node *ready_head;  /* FIFO of commands to run or to fail */
-  _cl_command_node *ready_tail;
-  unsigned runners;              /* threads that will look at the list */
   const void *exec_owner;        /* the thread running listed commands (its
                                     token), NULL when none: one at
                                     a time, in list order (queue.c,
                                     Order) */
+  unsigned runners;              /* threads that will look at the list */
+  int shutdown;
+  _Atomic uint64_t activity;     /* changes at every submit and push: the
+                                    host is still enqueuing (touch()) */
+  _cl_command_node *ready_tail;
   unsigned exec_depth;           /* its nested drains */
+  _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
+                                    waiters_cond; written under lock */
+  _Atomic unsigned finish_gen;   /* bumped after every finished command */
   uint64_t list_epoch;           /* bumped when the list becomes non-empty */
   uint64_t armed_at;             /* when the progress thread was last armed */
   uint64_t grace_ns;             /* the first attached device's grace_us */
   int progress_started;
   int progress_state;            /* TP_PROGRESS_* */
-  int shutdown;
   pthread_t progress;
   unsigned users;                /* devices attached */
-
-  /* Read without the lock (wait.c; queue.c, touch). */
-  _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
-                                    waiters_cond; written under lock */
-  _Atomic unsigned finish_gen;   /* bumped after every finished command */
-  _Atomic uint64_t activity;     /* changes at every submit and push: the
-                                    host is still enqueuing (touch()) */
+  pthread_cond_t waiters_cond;   /* threads blocked in join / wait_event */
+  pthread_cond_t progress_cond;  /* the progress thread (CLOCK_MONOTONIC) */
 } tp_sched;
 
 extern tp_sched sched;

@@ -411,13 +411,20 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd, size_t *groups)
       goto out;
     }
 
-  /* The argument arrays: on the stack up to TP_MAX_INLINE_ARGS, else one
-   * allocation for the three; the images' descriptions in one more. */
+  /* The argument arrays, the three end to end (a kernel of two arguments
+   * touches one cache line of them, not three: a launch after the host's
+   * own work finds its stack cold): on the stack up to TP_MAX_INLINE_ARGS,
+   * else in one allocation; the images' descriptions in one more. */
   unsigned n = meta->num_args + meta->num_locals;
-  void *args_inline[TP_MAX_INLINE_ARGS], *args2_inline[TP_MAX_INLINE_ARGS];
-  size_t off_inline[TP_MAX_INLINE_ARGS];
-  void **args = args_inline, **args2 = args2_inline;
-  size_t *off = off_inline;
+  union arg_slot
+  {
+    void *p;
+    size_t off;
+  } inline_arrays[3 * TP_MAX_INLINE_ARGS];
+  _Static_assert (sizeof (union arg_slot) == sizeof (void *)
+                      && sizeof (size_t) == sizeof (void *),
+                  "the three arrays share one of slots");
+  void **args = &inline_arrays[0].p;
   void *heap = NULL;
   char *images = NULL;
   if (n > TP_MAX_INLINE_ARGS)
@@ -429,9 +436,9 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd, size_t *groups)
           goto out;
         }
       args = heap;
-      args2 = args + n;
-      off = (size_t *)(args2 + n);
     }
+  void **args2 = args + n;
+  size_t *off = (size_t *)(args2 + n);
   size_t n_images = 0;
   for (unsigned i = 0; i < meta->num_args; ++i)
     if (meta->arg_info[i].type == POCL_ARG_TYPE_IMAGE)
