@@ -749,6 +749,46 @@ Test(pocl_queue_auto, long_kernel_stays_lazy_when_its_host_computes_first,
   long_kernel_free(&L);
 }
 
+/* The host-waits record keeps only launches it decides for: a short
+ * kernel waited for at once beside a long one whose host computes before
+ * its wait does not make the long one run at enqueue (each short launch
+ * counted, two of them would be the median of the last three). */
+Test(pocl_queue_auto, long_kernel_stays_lazy_beside_short_launches_waited_at_once,
+     .init = auto_short_grace_env, .fini = teardown, .timeout = 300) {
+  tt_cl_stats s0, s1;
+  stats_or_skip(&s0);
+  long_kernel L;
+  long_kernel_make(&L);
+  cl_program sp = clu_build_src(&E, "kernel void nothing(global int *x) {}\n");
+  cl_kernel sk = clu_kernel(sp, "nothing");
+  CLU_ARG(sk, 0, L.b);
+  size_t one = 1;
+  for (int i = 0; i < 5; i++) { /* the short kernel's record: within grace */
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, sk, 1, NULL, &one, &one, 0, NULL, NULL));
+    CLU_CHECK(clFinish(E.q));
+  }
+  struct timespec work = {0, (long)(L.ms * 1e6 / 8)};
+  for (int i = 0; i < 4; i++) {
+    clu_stats(&E, &s0);
+    CLU_CHECK(clEnqueueNDRangeKernel(E.q, L.k, 1, NULL, &one, &one, 0, NULL, NULL));
+    clu_stats(&E, &s1);
+    if (i == 3)
+      cr_assert_eq(s1.run_by_submit, s0.run_by_submit,
+                   "a launch of %.1f ms ran at enqueue (grace 1 ms), its host "
+                   "computing before its waits, two short launches waited for "
+                   "at once after each", L.ms);
+    nanosleep(&work, NULL);
+    CLU_CHECK(clFinish(E.q));
+    for (int j = 0; j < 2; j++) {
+      CLU_CHECK(clEnqueueNDRangeKernel(E.q, sk, 1, NULL, &one, &one, 0, NULL, NULL));
+      CLU_CHECK(clFinish(E.q));
+    }
+  }
+  clReleaseKernel(sk);
+  clReleaseProgram(sp);
+  long_kernel_free(&L);
+}
+
 /* PoCL's content-size extension (clSetContentSizeBufferPoCL): a copy from a
  * buffer with a content size copies only up to it.  The same checks as
  * PoCL's runtime/test_cl_pocl_content_size, which skips itself on any device
