@@ -197,8 +197,18 @@ static long list_others(clockid_t *out, clockid_t self, const clockid_t *team,
   return n;
 }
 
+/* The interval between looks (tt__lend_spinning): at least 1 ms, more where
+ * a look costs more than 1/TT__OVERHEAD_DIV of it. */
+static uint64_t look_every = 1000000;
+
+float tt__lend_pause_ns(void) {
+  if (spin < 0)
+    spin = (float)spin_ns();
+  return spin > 0 ? spin + 2 * (float)look_every : 0;
+}
+
 bool tt__lend_spinning(bool held) {
-  static uint64_t at, every = 1000000, listed_at;
+  static uint64_t at, listed_at;
   static int64_t others_at;
   static bool spinning, listed;
   /* The workers' clocks, copied at a look made with the team held (the
@@ -223,7 +233,13 @@ bool tt__lend_spinning(bool held) {
     listed = false;
   }
   uint64_t now = tt__now_ns();
-  if (now - at < every)
+  /* Within S of a region we lent they spin: it woke them, or kept them
+   * spinning (a look in between, up to a millisecond old, may still say
+   * asleep, and the region after a try of openmp would take the spin for
+   * the program's own, or the team for alone). */
+  if (last_lent_end && spin > 0 && (float)(now - last_lent_end) < spin)
+    return spinning = true;
+  if (now - at < look_every)
     return spinning;
   bool fresh = false;
   if (!listed || now - listed_at >= LIST_EVERY_NS) {
@@ -246,7 +262,7 @@ bool tt__lend_spinning(bool held) {
     others += (int64_t)c;
   }
   uint64_t look = tt__now_ns() - now;
-  every = look * TT__OVERHEAD_DIV > 1000000 ? look * TT__OVERHEAD_DIV : 1000000;
+  look_every = look * TT__OVERHEAD_DIV > 1000000 ? look * TT__OVERHEAD_DIV : 1000000;
   /* a delta only between looks that read the same threads, and only over
    * a window of a few looks: one that spans a pause of the regions (the
    * host's own work, a nap) averages what OpenMP's threads did at its
@@ -255,7 +271,7 @@ bool tt__lend_spinning(bool held) {
    * 200 ms).  A longer window starts again: nothing is concluded from it
    * (spinning false, others_busy 0) until the next look. */
   int64_t span = (int64_t)(now - at);
-  bool recent = at && !fresh && span <= LOOK_WINDOW * (int64_t)every;
+  bool recent = at && !fresh && span <= LOOK_WINDOW * (int64_t)look_every;
   int64_t used = recent ? others - others_at : 0;
   spinning = recent && used >= span / 2;
   tt_atomic_store_relaxed(&T->others_busy,

@@ -31,6 +31,10 @@ size_t tt__lend(void (*f)(void *, size_t), void *ctx, size_t m, size_t p,
  * there is no OpenMP runtime, or it never sleeps, or never spins (lend.c).
  * The process's first thread only. */
 float tt__lend_tail_ns(size_t p, bool spinning);
+/* How long lending must pause for a look to see OpenMP's threads asleep
+ * where their spin is the lent regions' own: their spin S, then two looks;
+ * 0 where they never sleep or never spin (lend.c). */
+float tt__lend_pause_ns(void);
 
 /* Whether OpenMP's threads spin now, as the process's CPU time says, and
  * team.others_busy (lend.c); held: the caller holds the team.

@@ -60,7 +60,9 @@
  * runtime that spins for 200 ms after a region (libomp) is not woken by a
  * try every few regions, each taking the team's CPUs; where they spin
  * within that time of our last lent region, the spin is (also) ours, and
- * a try pays what it prolongs it (lend.c, tt__lend_tail_ns).  Trials are counted
+ * a try pays what it prolongs it (lend.c, tt__lend_tail_ns); openmp chosen
+ * beside spinning OpenMP threads pauses where its regret reaches a pause's
+ * cost ("OpenMP's spin", in tt__way_choose).  Trials are counted
  * with their time (TEAMS_DEBUG=1's report); a way kept out is tried again
  * once the loop has spent TT__OVERHEAD_DIV times its predicted excess
  * (its measured one, when the try cost more than predicted and than the
@@ -361,6 +363,21 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     if (l->alone_next)
       plan->way = TT__WAY_SERIAL;
   } else {
+    /* lending paused (see "OpenMP's spin", below): a pause after which
+     * they still spin found the program's own spin; one after which they
+     * sleep found the lent regions', and the try of openmp that began
+     * that spin owes what it led to */
+    if (l->lend_paused_until && now_ns() >= l->lend_paused_until) {
+      l->lend_paused_until = 0;
+      if (s->omp_spins) {
+        l->lend_pauses_failed = (uint8_t)(l->lend_pauses_failed < 8 ? l->lend_pauses_failed + 1 : 8);
+      } else {
+        l->lend_pauses_failed = 0;
+        float owed = -TT__OVERHEAD_DIV * l->lend_trap_ns;
+        l->kept_out_ns[1] = l->kept_out_ns[1] < owed ? l->kept_out_ns[1] : owed;
+      }
+    }
+    bool lend = s->can_lend && !l->lend_paused_until;
     /* the cheapest as predicted (until the probe has measured `fork`,
      * the team's formula has none: the loop's extra carries it) */
     float best = l->work, c;
@@ -377,8 +394,12 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       plan->way = TT__WAY_TEAM;
       plan->wake = true;
     }
-    float openmp = s->can_lend ? tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s) : 0;
-    if (s->can_lend && openmp >= 0 && openmp < best) {
+    /* the best without OpenMP's threads */
+    float alone = best;
+    tt__way alone_way = plan->way;
+    bool alone_wake = plan->wake;
+    float openmp = lend ? tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s) : 0;
+    if (lend && openmp >= 0 && openmp < best) {
       best = openmp;
       plan->way = TT__WAY_OPENMP;
     }
@@ -391,7 +412,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     for (int i = 0; i < 2; i++) {
       tt__way x = kept_out_way[i];
       float cost = x == TT__WAY_TEAM ? team : openmp;
-      if (x == TT__WAY_OPENMP && !s->can_lend)
+      if (x == TT__WAY_OPENMP && !lend)
         continue;
       if (plan->way == x) {
         /* a try's measured excess stays owed (the way chosen in another
@@ -433,6 +454,46 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
         plan->trial = true;
       }
     }
+    /* OpenMP's spin.  Lent beside OpenMP's spinning threads, a region
+     * keeps them spinning, and beside them the team's workers sleep
+     * (idle.c, "Overcommitted"): the team as it runs once they sleep is
+     * never seen, and openmp may win every region only because it went
+     * first (libgomp's `solo` condition: lent 3.9-4.2 us a region where
+     * the team alone takes 3.3).  What lending costs over that team (its
+     * workers spinning, the extra of the state where OpenMP's threads
+     * sleep), region by region, is the loop's regret; once it reaches what
+     * a pause of lending costs (their spin and two looks, tt__lend_pause_ns,
+     * at the best way without them instead of openmp's), lending pauses,
+     * the loop running that way meanwhile.  Where the spin was the lent
+     * regions' own they sleep, and the team is weighed where they sleep
+     * (openmp then carries its tail).  Where the program keeps them
+     * spinning (its own OpenMP regions) they spin on, openmp wins again,
+     * and each such pause in a row doubles the regret the next one waits
+     * for, up to TT__OVERHEAD_DIV times its cost: then the pauses cost
+     * at most 1/TT__OVERHEAD_DIV of what they could save. */
+    if (plan->way == TT__WAY_OPENMP && !plan->trial && s->omp_spins &&
+        s->omp_pause_ns > 0 && alone > best) {
+      tt__way_state asleep = {p - 1, s->can_lend, false, 0, 0};
+      float team_asleep = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, &asleep);
+      if (team_asleep < best) {
+        l->lend_regret_ns += best - team_asleep;
+        float times = (float)(1u << l->lend_pauses_failed), pause = s->omp_pause_ns;
+        times = times < TT__OVERHEAD_DIV ? times : TT__OVERHEAD_DIV;
+        if (l->lend_regret_ns >= times * pause * (1 - best / alone)) {
+          l->lend_trap_ns = l->lend_regret_ns + pause * (1 - best / alone);
+          l->lend_regret_ns = 0;
+          l->lend_paused_until = now_ns() + (uint64_t)pause;
+          lend = false;
+          best = alone;
+          plan->way = alone_way;
+          plan->wake = alone_wake;
+          plan->trial = true;
+        }
+      }
+    }
+    if (l->lend_paused_until && s->can_lend)
+      plan->trial = true; /* the pause's regions: counted with their time */
+    plan->expect_ns = best;
     /* The team chosen in a state whose extra has fewer than three samples
      * (follow_extra) is a trial: its excess over the best other way is
      * owed as a try's is (tt__way_record), so a state whose first samples
@@ -441,7 +502,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     if (plan->way == TT__WAY_TEAM && !plan->trial &&
         l->extra_nsamples[plan->omp_spins][w] < 3) {
       float other = l->work;
-      if (s->can_lend && openmp >= 0 && openmp < other)
+      if (lend && openmp >= 0 && openmp < other)
         other = openmp;
       plan->guess = true;
       plan->trial = true;

@@ -75,6 +75,14 @@ typedef struct tt__loop {
    * try of the way that cost more than predicted starts it below 0, by
    * TT__OVERHEAD_DIV times the excess (way.c) */
   float kept_out_ns[2];
+  /* Lending paused until then (0: not paused); what lending beside
+   * OpenMP's spinning threads has cost since the last pause over the team
+   * where they sleep, as predicted; pauses in a row after which they still
+   * spun (way.c, "OpenMP's spin") */
+  uint64_t lend_paused_until;
+  float lend_regret_ns;
+  float lend_trap_ns; /* the last pause's regret and cost */
+  uint8_t lend_pauses_failed;
   /* Below: what a timed region updates. */
   /* the last three samples of each, whose median they are, and how many
    * there are (up to 3; way.c, follow_median) */
@@ -157,6 +165,10 @@ typedef struct tt__way_state {
   /* what a region lent now leaves behind (tt__lend_tail_ns): where
    * OpenMP's threads spin, what it adds to the spin of the last lent one */
   float omp_tail_ns;
+  /* how long lending must pause for a look to see OpenMP's threads asleep
+   * where their spin is the lent regions' (lend.c, tt__lend_pause_ns); 0
+   * where they never sleep or never spin */
+  float omp_pause_ns;
 } tt__way_state;
 
 /* A region's choice, from tt__way_choose to tt__way_record. */

@@ -55,10 +55,10 @@ static void fresh(void) {
 
 static tt__way_state asleep(size_t p) {
   (void)p;
-  return (tt__way_state){0, false, false, 0};
+  return (tt__way_state){0, false, false, 0, 0};
 }
 static tt__way_state spinning(size_t p) {
-  return (tt__way_state){p - 1, false, false, 0};
+  return (tt__way_state){p - 1, false, false, 0, 0};
 }
 
 /* One region of a loop of `work` ns that costs `cost` ns on whatever way
@@ -110,7 +110,7 @@ Test(way, the_formulas) {
                      4000 + CALL, 1e-3);
   /* four participants, one worker spinning, two asleep and woken */
   l.work = 100000;
-  tt__way_state s = {1, false, false, 0};
+  tt__way_state s = {1, false, false, 0, 0};
   double a = 2 * CALL + LAT, done = 1 * a + LAT;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 64, 4, TT__MODE_GREEDY, &s),
                      3 * FORK + a + (100000 - done) / 4, 1e-2);
@@ -177,7 +177,7 @@ Test(way, the_cheapest_way_in_each_state) {
 Test(way, sleepers_sit_out_a_region_not_worth_their_wake) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 256, 4);
-  tt__way_state s = {1, false, false, 0};
+  tt__way_state s = {1, false, false, 0, 0};
   tt__way_plan plan;
   l->work = 8000;
   tt__way_choose(&tab, l, 256, 4, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -291,7 +291,7 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
 Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
-  tt__way_state s = {0, true, true, 0};
+  tt__way_state s = {0, true, true, 0, 0};
   l->work = 100000;
   tt__way_plan plan;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -326,7 +326,7 @@ Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
 Test(way, a_loops_imbalance_on_openmp_stays_its_own) {
   fresh();
   static const char key2;
-  tt__way_state s = {0, true, true, 0};
+  tt__way_state s = {0, true, true, 0, 0};
   tt__loop *a = tt__loop_find(&tab, &key, 64, 2);
   a->work = 400000;
   for (int i = 0; i < 3; i++) {
@@ -356,7 +356,7 @@ Test(way, a_loops_imbalance_on_openmp_stays_its_own) {
 Test(way, a_lent_regions_tail_bounds_its_tries) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
-  tt__way_state s = {1, true, false, 5e6f}; /* a 5 ms tail */
+  tt__way_state s = {1, true, false, 5e6f, 0}; /* a 5 ms tail */
   l->work = 100000;
   double spent = 0, tried = 0;
   unsigned tries = 0;
@@ -421,7 +421,7 @@ Test(way, tries_of_openmp_pay_the_spin_they_prolong) {
   unsigned tries = 0;
   for (int i = 0; i < 200000; i++) {
     float since = (float)(virtual_now - last_lend);
-    tt__way_state s = {0, true, true, since < spin ? tail * since / spin : 0};
+    tt__way_state s = {0, true, true, since < spin ? tail * since / spin : 0, 0};
     tt__way_plan plan;
     l->untimed_left = 0;
     tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
@@ -441,6 +441,71 @@ Test(way, tries_of_openmp_pay_the_spin_they_prolong) {
   cr_assert_gt(tries, 0, "openmp was never tried");
   cr_assert_lt(tried / spent, 2.0 / TT__OVERHEAD_DIV,
                "tries with the spin they prolong cost %.1f%% in %u", 100 * tried / spent, tries);
+}
+
+/* A world of one loop beside OpenMP's threads, which spin S after each
+ * region lent to them (and for good where the program keeps them
+ * spinning with regions of its own), and take the team's CPUs meanwhile:
+ * lent 3.9 us a region, serial 6, the team 3.3 where they sleep and 9
+ * beside them.  Returns the share of the last half's time that ran lent;
+ * *over_lent, the whole run's time over that of every region lent. */
+static double spin_world(bool program_spins, double *over_lent) {
+  fresh();
+  const uint64_t spin = 1000000; /* S: 1 ms */
+  tt_atomic_store_relaxed(&tt__the_costs.lend[1], 900);
+  tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
+  l->work = 6000;
+  uint64_t start = virtual_now, end = start + 400000000u, half = start + 200000000u;
+  uint64_t last_lend = virtual_now; /* the program's first region */
+  double lent_late = 0, late = 0;
+  size_t n = 0;
+  while (virtual_now < end) {
+    bool spins = program_spins || virtual_now - last_lend < spin;
+    tt__way_state s = {spins ? 0 : 1, true, spins, spins ? 0 : (float)spin / 2,
+                       spins ? (float)spin + 2000000 : 0};
+    tt__way_plan plan;
+    l->untimed_left = 0;
+    tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
+    double cost = plan.way == TT__WAY_OPENMP ? 3900
+                  : plan.way == TT__WAY_SERIAL ? 6000
+                  : spins ? 9000 : 3300;
+    virtual_now += (uint64_t)cost;
+    tt__way_cost c = {(uint64_t)cost, plan.way == TT__WAY_SERIAL ? 6000 : 3000,
+                      plan.way == TT__WAY_SERIAL ? 1 : 0.5,
+                      plan.way == TT__WAY_TEAM && spins, virtual_now,
+                      plan.way == TT__WAY_OPENMP ? 3000 : 0};
+    tt__way_record(&tab, &plan, plan.way, &c);
+    if (plan.way == TT__WAY_OPENMP)
+      last_lend = virtual_now;
+    n++;
+    if (virtual_now > half) {
+      late += cost;
+      lent_late += plan.way == TT__WAY_OPENMP ? cost : 0;
+    }
+  }
+  *over_lent = (double)(virtual_now - start) / (3900.0 * (double)n);
+  return lent_late / late;
+}
+
+/* Lent beside OpenMP's spinning threads, a loop keeps them spinning, and
+ * the team as it runs once they sleep is never seen: lending pauses (at
+ * once where the spin is ours and the team wins where they sleep;
+ * otherwise once the loop has spent TT__OVERHEAD_DIV times the pause's
+ * cost).  libgomp's `solo` condition: the program's one OpenMP region,
+ * then the loop lent 3.9-4.2 us a region where the team alone takes 3.3. */
+Test(way, lending_pauses_where_the_spin_it_keeps_hides_the_team) {
+  double over;
+  double lent = spin_world(false, &over);
+  cr_log_info("the spin the lent regions': lent %.1f%% of the last 200 ms", 100 * lent);
+  cr_assert_lt(lent, 0.1, "the loop ran %.0f%% of its last 200 ms lent", 100 * lent);
+  /* where the program keeps them spinning, lending wins, and the pauses
+   * that find it out (with the team's tries) stay within their bound */
+  lent = spin_world(true, &over);
+  cr_log_info("beside the program's spinners: lent %.0f%%, %.1f%% over every "
+              "region lent", 100 * lent, 100 * (over - 1));
+  cr_assert_gt(lent, 0.8, "lent %.0f%% beside the program's spinners", 100 * lent);
+  cr_assert_lt(over, 1 + 2.0 / TT__OVERHEAD_DIV,
+               "%.1f%% over every region lent", 100 * (over - 1));
 }
 
 /* Until the probe has measured `fork` the team competes with none in its
@@ -512,7 +577,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
   fresh();
   tt__way_plan plan;
   static const tt__way fixed[] = {TT__WAY_TEAM, TT__WAY_SERIAL, TT__WAY_OPENMP};
-  tt__way_state s = {0, true, false, 0};
+  tt__way_state s = {0, true, false, 0, 0};
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   for (int k = 0; k < 3; k++) {
     tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, fixed[k], &s, &plan);
