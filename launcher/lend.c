@@ -233,12 +233,6 @@ bool tt__lend_spinning(bool held) {
     listed = false;
   }
   uint64_t now = tt__now_ns();
-  /* Within S of a region we lent they spin: it woke them, or kept them
-   * spinning (a look in between, up to a millisecond old, may still say
-   * asleep, and the region after a try of openmp would take the spin for
-   * the program's own, or the team for alone). */
-  if (last_lent_end && spin > 0 && (float)(now - last_lent_end) < spin)
-    return spinning = true;
   if (now - at < look_every)
     return spinning;
   bool fresh = false;
