@@ -136,9 +136,15 @@ static float spin = -1;
 static uint64_t last_lent_end;
 static bool seen_spinning, ours;
 
-float tt__lend_tail_ns(size_t p, bool spinning) {
+/* S, measured at its first use. */
+static float spin_measured(void) {
   if (spin < 0)
     spin = (float)spin_ns();
+  return spin;
+}
+
+float tt__lend_tail_ns(size_t p, bool spinning) {
+  spin_measured();
   int max = omp_get_max_threads ? omp_get_max_threads() : 1;
   size_t n = max < 2 ? 1 : (size_t)max < p ? (size_t)max : p, cpus = tt__the_team.cpus;
   float tail = cpus ? spin * (float)(n - 1) / (float)cpus : 0;
@@ -202,9 +208,7 @@ static long list_others(clockid_t *out, clockid_t self, const clockid_t *team,
 static uint64_t look_every = 1000000;
 
 float tt__lend_pause_ns(void) {
-  if (spin < 0)
-    spin = (float)spin_ns();
-  return spin > 0 ? spin + 2 * (float)look_every : 0;
+  return spin_measured() > 0 ? spin + 2 * (float)look_every : 0;
 }
 
 bool tt__lend_spinning(bool held) {

@@ -403,7 +403,6 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       best = openmp;
       plan->way = TT__WAY_OPENMP;
     }
-    plan->expect_ns = best;
     /* A way kept out runs again, as a trial, once the loop has spent
      * TT__OVERHEAD_DIV times what it would cost beyond the best since it
      * last ran: numbers that keep it out (a slow wake-up, a costly region)
@@ -477,12 +476,13 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
       float team_asleep = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, &asleep);
       if (team_asleep < best) {
         l->lend_regret_ns += best - team_asleep;
-        float times = (float)(1u << l->lend_pauses_failed), pause = s->omp_pause_ns;
+        float times = (float)(1u << l->lend_pauses_failed);
         times = times < TT__OVERHEAD_DIV ? times : TT__OVERHEAD_DIV;
-        if (l->lend_regret_ns >= times * pause * (1 - best / alone)) {
-          l->lend_trap_ns = l->lend_regret_ns + pause * (1 - best / alone);
+        float pause_cost = s->omp_pause_ns * (1 - best / alone);
+        if (l->lend_regret_ns >= times * pause_cost) {
+          l->lend_trap_ns = l->lend_regret_ns + pause_cost;
           l->lend_regret_ns = 0;
-          l->lend_paused_until = now_ns() + (uint64_t)pause;
+          l->lend_paused_until = now_ns() + (uint64_t)s->omp_pause_ns;
           lend = false;
           best = alone;
           plan->way = alone_way;

@@ -47,12 +47,15 @@ typedef struct tp_sched {
   unsigned runners;              /* threads that will look at the list */
   int shutdown;
   _Atomic uint64_t activity;     /* changes at every submit and push: the
-                                    host is still enqueuing (touch()) */
+                                    host is still enqueuing (touch());
+                                    read without the lock */
   _cl_command_node *ready_tail;
   unsigned exec_depth;           /* its nested drains */
   _Atomic unsigned sleeping;     /* waiters asleep (or about to sleep) on
-                                    waiters_cond; written under lock */
-  _Atomic unsigned finish_gen;   /* bumped after every finished command */
+                                    waiters_cond; written under lock, read
+                                    without it (wait.c) */
+  _Atomic unsigned finish_gen;   /* bumped after every finished command;
+                                    read without the lock (wait.c) */
   uint64_t list_epoch;           /* bumped when the list becomes non-empty */
   uint64_t armed_at;             /* when the progress thread was last armed */
   uint64_t grace_ns;             /* the first attached device's grace_us */

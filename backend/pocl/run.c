@@ -423,7 +423,7 @@ tp_run_ndrange (tp_device *d, _cl_command_node *cmd, size_t *groups)
   } inline_arrays[3 * TP_MAX_INLINE_ARGS];
   _Static_assert (sizeof (union arg_slot) == sizeof (void *)
                       && sizeof (size_t) == sizeof (void *),
-                  "the three arrays share one of slots");
+                  "the three arrays share one array of slots");
   void **args = &inline_arrays[0].p;
   void *heap = NULL;
   char *images = NULL;
