@@ -78,8 +78,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   /* The way (protocol 44), from the state the region meets; first touch
    * always runs on the team, every worker woken (its pages stay where the
    * chunks ran). */
-  tt__way_state st = {0, false, false, 0, 0};
-  st.spinning = tt_atomic_load_relaxed(&tt__the_team.awake);
+  tt__way_state st = {.spinning = tt_atomic_load_relaxed(&tt__the_team.awake)};
   st.can_lend = !all && tt__lend_possible(me, p);
   st.omp_spins = st.can_lend && tt__lend_spinning(false);
   st.omp_tail_ns = st.can_lend ? tt__lend_tail_ns(p, st.omp_spins) : 0;

@@ -472,7 +472,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
      * at most 1/TT__OVERHEAD_DIV of what they could save. */
     if (plan->way == TT__WAY_OPENMP && !plan->trial && s->omp_spins &&
         s->omp_pause_ns > 0 && alone > best) {
-      tt__way_state asleep = {p - 1, s->can_lend, false, 0, 0};
+      tt__way_state asleep = {.spinning = p - 1, .can_lend = s->can_lend};
       float team_asleep = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, &asleep);
       if (team_asleep < best) {
         l->lend_regret_ns += best - team_asleep;

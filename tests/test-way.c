@@ -55,10 +55,10 @@ static void fresh(void) {
 
 static tt__way_state asleep(size_t p) {
   (void)p;
-  return (tt__way_state){0, false, false, 0, 0};
+  return (tt__way_state){.spinning = 0};
 }
 static tt__way_state spinning(size_t p) {
-  return (tt__way_state){p - 1, false, false, 0, 0};
+  return (tt__way_state){.spinning = p - 1};
 }
 
 /* One region of a loop of `work` ns that costs `cost` ns on whatever way
@@ -110,7 +110,7 @@ Test(way, the_formulas) {
                      4000 + CALL, 1e-3);
   /* four participants, one worker spinning, two asleep and woken */
   l.work = 100000;
-  tt__way_state s = {1, false, false, 0, 0};
+  tt__way_state s = {.spinning = 1};
   double a = 2 * CALL + LAT, done = 1 * a + LAT;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, true, 64, 4, TT__MODE_GREEDY, &s),
                      3 * FORK + a + (100000 - done) / 4, 1e-2);
@@ -177,7 +177,7 @@ Test(way, the_cheapest_way_in_each_state) {
 Test(way, sleepers_sit_out_a_region_not_worth_their_wake) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 256, 4);
-  tt__way_state s = {1, false, false, 0, 0};
+  tt__way_state s = {.spinning = 1};
   tt__way_plan plan;
   l->work = 8000;
   tt__way_choose(&tab, l, 256, 4, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
