@@ -53,9 +53,13 @@
  * measured by its team regions, carries it (the team waited for `fork`
  * until 2026-12: on 16 CPUs a probe that found no sample kept the team
  * out of whole programs).  openmp, where possible, is tried per state of
- * OpenMP's threads, when the team would win (the team's workers do not
- * spin beside OpenMP's spinning threads: idle.c, "Overcommitted");
- * where OpenMP's threads sleep, once
+ * OpenMP's threads where its prior wins: until a lend is measured in that
+ * state, OpenMP's threads are priced as the team's spinning workers, plus
+ * the tail where they sleep (until 2026-12 it was tried only where the
+ * team would win: beside OpenMP's spinning threads the team's workers
+ * sleep (idle.c, "Overcommitted"), the team's wake-up lost to the caller
+ * alone, and a loop that openmp halves ran serial for good); where
+ * OpenMP's threads sleep, once
  * the loop has spent TT__OVERHEAD_DIV times the tail the try leaves: a
  * runtime that spins for 200 ms after a region (libomp) is not woken by a
  * try every few regions, each taking the team's CPUs; where they spin
@@ -257,6 +261,12 @@ static float team_cost(float e, bool wake, size_t m, size_t p, tt__mode mode,
   return fork * (fp - 1) + a + (e - done) / fp;
 }
 
+/* Whether openmp has a number in a state of OpenMP's threads: the loop's
+ * own, or the process's constant. */
+static bool openmp_known(const tt__loop *l, bool omp_spins) {
+  return l->lent_nsamples[omp_spins] || constant_ns(&tt__the_costs.lend[omp_spins]) > 0;
+}
+
 float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
                       size_t p, tt__mode mode, const tt__way_state *s) {
   float e = l->work;
@@ -264,16 +274,20 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
   case TT__WAY_SERIAL:
     return e;
   case TT__WAY_OPENMP: {
-    /* the loop's own number, else the process's constant */
-    int st = s->omp_spins;
-    float o = l->lent_nsamples[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
-    if (!l->lent_nsamples[st] && o <= 0)
-      return -1;
     /* the tail: a lend that finds OpenMP's threads asleep starts their
      * spin; one that finds them spinning prolongs what is there, which
      * counts only in its tries (below): lent in turn, the regions keep
      * the spin they need */
-    return o + e / (float)p + (s->omp_spins ? 0 : s->omp_tail_ns);
+    float tail = s->omp_spins ? 0 : s->omp_tail_ns;
+    /* the loop's own number, else the process's constant, else (a lend
+     * not yet measured in this state) OpenMP's threads priced as the
+     * team's spinning workers: its try is then chosen as the team's
+     * first region is, where it would win */
+    if (!openmp_known(l, s->omp_spins))
+      return team_cost(e, false, m, p, mode, p - 1) + tail;
+    int st = s->omp_spins;
+    float o = l->lent_nsamples[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
+    return o + e / (float)p + tail;
   }
   default:
     return team_cost(e, wake, m, p, mode, s->spinning) +
@@ -399,15 +413,16 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     tt__way alone_way = plan->way;
     bool alone_wake = plan->wake;
     float openmp = lend ? tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s) : 0;
-    if (lend && openmp >= 0 && openmp < best) {
+    if (lend && openmp < best) {
       best = openmp;
       plan->way = TT__WAY_OPENMP;
+      /* its first region in this state, on the prior: a trial */
+      plan->trial = !openmp_known(l, plan->omp_spins);
     }
     /* A way kept out runs again, as a trial, once the loop has spent
      * TT__OVERHEAD_DIV times what it would cost beyond the best since it
      * last ran: numbers that keep it out (a slow wake-up, a costly region)
-     * are measured again at a bounded cost.  openmp with no number
-     * for the state is tried where the team would win. */
+     * are measured again at a bounded cost. */
     for (int i = 0; i < 2; i++) {
       tt__way x = kept_out_way[i];
       float cost = x == TT__WAY_TEAM ? team : openmp;
@@ -424,10 +439,8 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
        * cost has it already; where they spin, what the try adds to the
        * spin of the last lent region (none when the spin is the
        * program's own) */
-      float excess = (cost >= 0 ? cost - best : 0) +
-                     (x == TT__WAY_OPENMP && (cost < 0 || s->omp_spins) ? s->omp_tail_ns : 0);
-      bool retry = (x == TT__WAY_TEAM || cost >= 0 || plan->way == TT__WAY_TEAM) &&
-                   l->kept_out_ns[i] >= TT__OVERHEAD_DIV * excess;
+      float excess = cost - best + (x == TT__WAY_OPENMP && s->omp_spins ? s->omp_tail_ns : 0);
+      bool retry = l->kept_out_ns[i] >= TT__OVERHEAD_DIV * excess;
       if (retry && !plan->trial) {
         l->kept_out_ns[i] = 0;
         /* The team's extras are what kept it out, and each is measured
@@ -502,7 +515,7 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     if (plan->way == TT__WAY_TEAM && !plan->trial &&
         l->extra_nsamples[plan->omp_spins][w] < 3) {
       float other = l->work;
-      if (lend && openmp >= 0 && openmp < other)
+      if (lend && openmp < other)
         other = openmp;
       plan->guess = true;
       plan->trial = true;

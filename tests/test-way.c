@@ -121,8 +121,13 @@ Test(way, the_formulas) {
   l.extra[0][0] = l.extra[0][1] = 700;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000 + 700, 1e-2);
-  /* openmp: not measured (-1), then lend + E/p */
-  cr_assert_lt(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &s), 0);
+  /* openmp: not measured, its threads priced as spinning workers (the
+   * state's tail where they sleep), then lend + E/p */
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &s),
+                     3 * FORK + 25000, 1e-2);
+  tt__way_state asleep = {.spinning = 1, .can_lend = true, .omp_tail_ns = 9000};
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &asleep),
+                     3 * FORK + 25000 + 9000, 1e-2);
   tt_atomic_store_relaxed(&tt__the_costs.lend[0], 2000);
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &s),
                      2000 + 25000, 1e-2);
@@ -286,8 +291,9 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
                100 * tried / spent, trials);
 }
 
-/* openmp: tried once where the team would win and nothing is known of
- * it, then chosen when its measured cost is lower. */
+/* openmp: tried once where its prior (OpenMP's threads priced as spinning
+ * workers) wins and nothing is known of it, then chosen when its measured
+ * cost is lower. */
 Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
@@ -317,6 +323,31 @@ Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   l->untimed_left = 0;
   tt__way_choose(&tab, l, 64, 2, TT__MODE_GREEDY, TT__WAYS, &s, &plan);
   cr_assert_eq(plan.way, TT__WAY_TEAM);
+}
+
+/* OpenMP's threads spin (the program's own regions between ours), the
+ * team's workers sleep beside them and a wake-up costs more than the
+ * loop's work: the caller alone beats the team, yet openmp, not measured,
+ * is tried and then kept (the libgomp "pairs" condition: until 2026-12
+ * openmp was tried only where the team would win, and such a loop ran
+ * serial for good, 1.3x the region written as an OpenMP loop). */
+Test(way, openmp_is_tried_where_the_caller_alone_beats_the_team) {
+  fresh();
+  tt__costs_set(FORK, 11000, 21000, LOOK);
+  tt__loop *l = tt__loop_find(&tab, &key, 2, 2);
+  tt__way_state s = {.spinning = 0, .can_lend = true, .omp_spins = true};
+  l->work = 9400;
+  tt__way_plan plan;
+  tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_OPENMP, "way %d", plan.way);
+  cr_assert(plan.trial && plan.timed);
+  virtual_now += 5900;
+  tt__way_cost c = {5900, 0, 0, 0, virtual_now, 0};
+  tt__way_record(&tab, &plan, TT__WAY_OPENMP, &c);
+  l->untimed_left = 0;
+  tt__way_choose(&tab, l, 2, 2, TT__MODE_STATIC, TT__WAYS, &s, &plan);
+  cr_assert_eq(plan.way, TT__WAY_OPENMP);
+  cr_assert(!plan.trial);
 }
 
 /* A loop's imbalance on OpenMP's threads is its own: a static loop whose
