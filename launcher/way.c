@@ -54,8 +54,9 @@
  * until 2026-12: on 16 CPUs a probe that found no sample kept the team
  * out of whole programs).  openmp, where possible, is tried per state of
  * OpenMP's threads where its prior wins: until a lend is measured in that
- * state, OpenMP's threads are priced as the team's spinning workers, plus
- * the tail where they sleep (until 2026-12 it was tried only where the
+ * state, OpenMP's threads are priced as the team's workers in the same
+ * state -- spinning, or asleep, woken and leaving their tail (until
+ * 2026-12 it was tried only where the
  * team would win: beside OpenMP's spinning threads the team's workers
  * sleep (idle.c, "Overcommitted"), the team's wake-up lost to the caller
  * alone, and a loop that openmp halves ran serial for good); where
@@ -281,10 +282,10 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
     float tail = s->omp_spins ? 0 : s->omp_tail_ns;
     /* the loop's own number, else the process's constant, else (a lend
      * not yet measured in this state) OpenMP's threads priced as the
-     * team's spinning workers: its try is then chosen as the team's
-     * first region is, where it would win */
+     * team's workers in the same state: spinning, or asleep and woken
+     * (and then leaving their tail) */
     if (!openmp_known(l, s->omp_spins))
-      return team_cost(e, false, m, p, mode, p - 1) + tail;
+      return team_cost(e, !s->omp_spins, m, p, mode, s->omp_spins ? p - 1 : 0) + tail;
     int st = s->omp_spins;
     float o = l->lent_nsamples[st] ? l->lent[st] : constant_ns(&tt__the_costs.lend[st]);
     return o + e / (float)p + tail;

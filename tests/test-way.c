@@ -121,13 +121,15 @@ Test(way, the_formulas) {
   l.extra[0][0] = l.extra[0][1] = 700;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000 + 700, 1e-2);
-  /* openmp: not measured, its threads priced as spinning workers (the
-   * state's tail where they sleep), then lend + E/p */
-  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &s),
+  /* openmp: not measured, its threads priced as the team's workers in
+   * their state -- spinning, or asleep and woken, plus their tail -- then
+   * lend + E/p */
+  tt__way_state omp = {.spinning = 1, .can_lend = true, .omp_spins = true};
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &omp),
                      3 * FORK + 25000, 1e-2);
-  tt__way_state asleep = {.spinning = 1, .can_lend = true, .omp_tail_ns = 9000};
-  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &asleep),
-                     3 * FORK + 25000 + 9000, 1e-2);
+  omp = (tt__way_state){.spinning = 1, .can_lend = true, .omp_tail_ns = 9000};
+  cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &omp),
+                     3 * FORK + (3 * CALL + LAT) + (100000 - LAT) / 4 + 9000, 1e-2);
   tt_atomic_store_relaxed(&tt__the_costs.lend[0], 2000);
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_OPENMP, true, 64, 4, TT__MODE_GREEDY, &s),
                      2000 + 25000, 1e-2);
