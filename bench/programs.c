@@ -22,7 +22,9 @@
  * how often each fixed way was the best, and the ten worst seeds with
  * their times and what their programs do, so that one can be replayed
  * (--seeds 1 --seed S, which also prints the program in full and its
- * phases' times).  It measures; it asserts nothing.
+ * phases' times); with --tsv, every seed's times, the worst first, so
+ * that two runs of the same seeds (two builds) compare seed by seed.  It
+ * measures; it asserts nothing.
  *
  * The work of every child is the same: the parent measures the ns of a
  * unit of work once (the child's --calibrate, before any thread exists)
@@ -215,7 +217,9 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
       if (is_fixed(s))
         printf("programs\t%s\tbest fixed on\tseeds\t%u\t-\t-\n", systems[s], best_on[s]);
     }
-    for (size_t i = 0; i < nworst; i++) {
+    /* every seed, the worst first: two runs (two builds) are compared
+     * seed by seed from these rows */
+    for (size_t i = 0; i < n; i++) {
       const seed_result *r = &res[i];
       char metric[64], desc[1200];
       snprintf(metric, sizeof metric, "seed %zu", r->seed);
@@ -225,6 +229,8 @@ static void report(const bench_conditions_opt *o, size_t first, size_t nseeds,
         printf("programs\t%s\t%s\tms\t%.4g\t%.4g\t%.4g\n", systems[s], metric, r->ms[s],
                bench_row_quantile(row_of(metric, systems[s]), 0, 0, 0.9),
                r->ms[s] / r->ms[r->best]);
+      if (i >= nworst)
+        continue;
       program pg;
       prog_generate(&pg, (uint64_t)r->seed);
       prog_describe(desc, sizeof desc, &pg);
