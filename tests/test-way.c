@@ -293,9 +293,9 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
                100 * tried / spent, trials);
 }
 
-/* openmp: tried once where its prior (OpenMP's threads priced as spinning
- * workers) wins and nothing is known of it, then chosen when its measured
- * cost is lower. */
+/* openmp: tried once where its prior (OpenMP's threads priced as the
+ * team's workers in the same state) wins and nothing is known of it, then
+ * chosen when its measured cost is lower. */
 Test(way, openmp_is_tried_once_then_chosen_by_its_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
