@@ -22,7 +22,7 @@ typedef enum tt__way {
   TT__WAYS        /* no way: the rule chooses (TEAMS_RUN=auto) */
 } tt__way;
 
-/* The process's constants, ns (way.c, "A cost model, not trials"; where
+/* The process's constants, ns (the formulas: way.c, team_cost; where
  * each comes from: docs/protocol.md item 44): measured at each
  * team start (way-probe.c) and again by every region that meets them.
  * Read by every launching thread, written by the holder and the workers:
@@ -70,22 +70,20 @@ typedef struct tt__loop {
    * met: OpenMP's threads asleep or spinning [omp] (they then take CPUs the
    * team's workers need), the workers all spinning or some woken [woken] */
   float extra[2][2];
-  /* ns the loop has spent, at its best way's predicted cost, while team
-   * [0] or openmp [1] was kept out of it, since that way last ran it; a
-   * try of the way that cost more than predicted starts it below 0, by
-   * TT__OVERHEAD_DIV times the excess (way.c) */
-  float kept_out_ns[2];
+  /* the budgets of the ways it keeps out, team [0] and openmp [1], ns a
+   * trial may cost: each gains 1/TT__OVERHEAD_DIV of the loop's predicted
+   * cost while its way is kept out and loses each trial's measured excess
+   * over the best way (way.c) */
+  float budget_ns[2];
   /* Lending paused until then (0: not paused); what lending beside
    * OpenMP's spinning threads has cost since the last pause over the team
-   * where they sleep, as predicted; pauses in a row after which they still
-   * spun (way.c, "OpenMP's spin") */
+   * where they sleep, as predicted; the pause's predicted cost (way.c,
+   * "OpenMP's spin") */
   uint64_t lend_paused_until;
-  float lend_regret_ns;
-  float lend_trap_ns; /* the last pause's regret and cost */
-  uint8_t lend_pauses_failed;
+  float lend_regret_ns, lend_pause_ns;
   /* Below: what a timed region updates. */
   /* the last three samples of each, whose median they are, and how many
-   * there are (up to 3; way.c, follow_median) */
+   * there are (up to 3; tt__follow_median) */
   float work_samples[3], extra_samples[2][2][3];
   uint8_t work_nsamples, extra_nsamples[2][2];
   /* an openmp region of the loop beyond E / p, per state of OpenMP's
@@ -100,7 +98,7 @@ typedef struct tt__loop {
   float timed_ns[TT__WAYS];
 } tt__loop;
 
-_Static_assert(offsetof(tt__loop, kept_out_ns) + sizeof(float[2]) <= 64,
+_Static_assert(offsetof(tt__loop, budget_ns) + sizeof(float[2]) <= 64,
                "a launch's fields in the record's first line");
 
 /* A launching thread's loops (in its tt__thread, team-state.h): sets of
@@ -179,14 +177,11 @@ typedef struct tt__way_plan {
   bool wake;       /* team: wake the sleeping workers (else they sit it out) */
   bool timed;      /* time this region and record it */
   bool trial;      /* the loop had no number for this way: counted */
-  /* the team chosen in a state whose extra has fewer than three samples
-   * (a trial; best_ns the best other way's cost, predicted_ns its own) */
-  bool guess;
-  /* the way kept out that this region tries again, as 1 + its index in
-   * kept_out_ns (1 team, 2 openmp; 0 none); then the best way's predicted
-   * cost and this one's */
-  int retried;
-  float best_ns, predicted_ns;
+  /* a trial: the budget that pays it (0 team, 1 openmp; -1 none), the
+   * best way's predicted cost without it, and what it leaves behind
+   * (openmp: the spin after it) */
+  int8_t charge;
+  float best_ns, leaves_ns;
   float expect_ns; /* the chosen way's predicted cost (0: none) */
   size_t m;        /* the region's chunks, p and mode */
   size_t p;
@@ -252,6 +247,11 @@ void tt__costs_set(uint32_t fork, uint32_t wake_call, uint32_t wake_lat,
                    uint32_t look);
 /* Tests: the clock the rule reads when a region starts (NULL: the real). */
 void tt__way_test_clock(uint64_t (*now)(void));
+
+/* A loop's number, the median of its last three samples s (n counts them,
+ * up to 3): a sample that met a time slice or an interrupt moves nothing,
+ * a new level is followed at its second sample (way-loops.c). */
+void tt__follow_median(float *v, float s[3], uint8_t *n, float x);
 
 /* TEAMS_DEBUG's report of the constants and the calling thread's loops. */
 void tt__way_report(void);
