@@ -130,12 +130,13 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
                     const tt__way_state *s, tt__way_plan *plan) {
   /* A pause of lending over ("OpenMP's spin", below) costs the pause and
    * the regret it was run on.  Where OpenMP's threads still spin the spin
-   * was the program's: the pause -- a trial of the team where they sleep
-   * -- found nothing, and the team's budget pays; where they sleep now the
-   * spin was the lent regions', and openmp's budget pays. */
+   * was the program's: the pause found nothing, and its own budget pays;
+   * where they sleep now the spin was the lent regions', and openmp's
+   * budget pays. */
   if (l->lend_paused_until && now_ns() >= l->lend_paused_until) {
     l->lend_paused_until = 0;
-    l->budget_ns[!s->omp_spins] -= l->lend_regret_ns + l->lend_pause_ns;
+    *(s->omp_spins ? &l->lend_budget_ns : &l->budget_ns[1]) -=
+        l->lend_regret_ns + l->lend_pause_ns;
     l->lend_regret_ns = 0;
   }
   bool lend = s->can_lend && !l->lend_paused_until;
@@ -205,16 +206,19 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
    * extra where OpenMP's threads sleep) is the loop's regret; a pause of
    * lending (their spin and two looks, tt__lend_pause_ns, at the best way
    * without them) is a trial of the team where they sleep, its predicted
-   * excess the pause's cost less the regret, run when the team's budget
-   * covers that. */
+   * excess the pause's cost less the regret, run when its budget covers
+   * that: a budget of its own, which the team's trials beside the
+   * spinning threads do not spend (sharing the team's, they put off the
+   * pause and kept libgomp's `solo` loop lent longer). */
   if (plan->way == TT__WAY_OPENMP && !plan->trial && o && s->omp_pause_ns > 0 &&
       alone > best) {
     tt__way_state asleep = {.spinning = p - 1, .can_lend = s->can_lend};
     float team_asleep = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, &asleep);
     if (team_asleep < best) {
       l->lend_regret_ns += best - team_asleep;
+      l->lend_budget_ns += best / TT__OVERHEAD_DIV;
       float pause = s->omp_pause_ns * (1 - best / alone);
-      if (l->budget_ns[0] >= pause - l->lend_regret_ns) {
+      if (l->lend_budget_ns >= pause - l->lend_regret_ns) {
         l->lend_pause_ns = pause;
         l->lend_paused_until = now_ns() + (uint64_t)s->omp_pause_ns;
         plan->way = alone_way;

@@ -77,10 +77,10 @@ typedef struct tt__loop {
   float budget_ns[2];
   /* Lending paused until then (0: not paused); what lending beside
    * OpenMP's spinning threads has cost since the last pause over the team
-   * where they sleep, as predicted; the pause's predicted cost (way.c,
-   * "OpenMP's spin") */
+   * where they sleep, as predicted; the pause's predicted cost; the
+   * pauses' budget, as a way's (way.c, "OpenMP's spin") */
   uint64_t lend_paused_until;
-  float lend_regret_ns, lend_pause_ns;
+  float lend_regret_ns, lend_pause_ns, lend_budget_ns;
   /* Below: what a timed region updates. */
   /* the last three samples of each, whose median they are, and how many
    * there are (up to 3; tt__follow_median) */
