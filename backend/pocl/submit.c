@@ -33,9 +33,9 @@
  * kernel that cannot wait for the host ends whoever runs it.
  *
  * A longer kernel runs at once too when this thread waits for its launches
- * at once: the last three of its launches not predicted within the grace
- * period (the only ones this rule decides for, so the only ones that read
- * the clock) were each waited for (clFinish, clWaitForEvents, a blocking
+ * at once: the last three of its launches this rule decides for (ready at
+ * submit, predicted, and not within the grace period; the only ones that
+ * read the clock) were each waited for (clFinish, clWaitForEvents, a blocking
  * command: join or wait_event) within 1/TT__OVERHEAD_DIV of the kernel's
  * time after their submit returned, with no submit in between (the median
  * of the three; a submit before the wait is a launch not waited for at
@@ -128,11 +128,14 @@ host_waits_within (const host_waits *w, uint64_t ns)
 }
 
 /* submit=auto: whether a ready ND-range, its work-group function resolved,
- * may run at once in this thread (Submit, above); *short_one: whether it is
- * predicted to end within the grace period, so that the host-waits record,
- * which decides only for longer ones, leaves it out.  Its event locked. */
+ * may run at once in this thread (Submit, above); *by_waits: whether the
+ * host-waits record decides for it -- predicted, and not within the grace
+ * period -- so that the record keeps it (a launch with no prediction, or a
+ * short one, would put its waits among the longer kernels': two short
+ * launches with no number yet, each waited for at once, would be the
+ * median of the last three).  Its event locked. */
 static int
-now_ok (const tp_device *d, _cl_command_node *cmd, int *short_one)
+now_ok (const tp_device *d, _cl_command_node *cmd, int *by_waits)
 {
   if (cmd->type != CL_COMMAND_NDRANGE_KERNEL
       || cmd->device->parent_device != NULL
@@ -143,9 +146,10 @@ now_ok (const tp_device *d, _cl_command_node *cmd, int *short_one)
   uint64_t ns = tt__foreach_range_last_ns (
       cmd->command.run.wg, tp_ndrange_groups (cmd), d->set.grain,
       d->set.participants, d->set.schedule);
-  *short_one = ns > 0 && ns < d->set.grace_ns;
+  int short_one = ns > 0 && ns < d->set.grace_ns;
+  *by_waits = ns > 0 && !short_one;
   return ns > 0
-         && (*short_one
+         && (short_one
              || host_waits_within (&waits, ns / TT__OVERHEAD_DIV))
          && !host_may_write (cmd);
 }
@@ -178,7 +182,7 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
    * (docs/protocol.md item 31). */
   TP_NODE_FLAGS (node) |= TP_SUBMITTED;
   tp_submit_how how = TP_HOW_WAIT;
-  int short_one = 0;
+  int by_waits = 0;
   if (!(TP_NODE_FLAGS (node) & TP_LISTED))
     {
       if (TP_NODE_FLAGS (node) & TP_FAILED)
@@ -193,13 +197,11 @@ tp_submit (_cl_command_node *node, cl_command_queue cq)
     how = TP_HOW_DRAIN;
   else if (how == TP_HOW_LIST && d->set.submit == TP_SUBMIT_AUTO
            && !(TP_NODE_FLAGS (node) & TP_FAILED)
-           && now_ok (d, node, &short_one))
+           && now_ok (d, node, &by_waits))
     how = TP_HOW_NOW;
   tp_sched_submit (node, how);
-  /* Only under submit=auto, and not for a launch within the grace period:
-   * the record decides for no other (two clock reads less a short launch,
-   * 40 ns on the 2-core guest). */
-  if (node->type == CL_COMMAND_NDRANGE_KERNEL
-      && d->set.submit == TP_SUBMIT_AUTO && !short_one)
+  /* Only for the launches the record decides for (now_ok): two clock reads
+   * less for the others, 40 ns a short launch on the 2-core guest. */
+  if (by_waits)
     w->submitted_at = tp_now_ns ();
 }
