@@ -7,7 +7,6 @@
  * the driver's own counters skip on pthread.  Timing-dependent steps use
  * generous bounds and only ever wait, never assert a duration. */
 #include <criterion/criterion.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -692,11 +691,7 @@ static void long_kernel_make(long_kernel *L) {
  * calibrated at 55.6 ms, the suites of three releases side by side on two
  * CPUs: either that, or two short launches with no number yet counted in
  * the record, which submit.c no longer does.) */
-static void host_work(const long_kernel *L) {
-  double ns = L->ms * 1e6 / 2;
-  struct timespec t = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
-  nanosleep(&t, NULL);
-}
+static void host_work(const long_kernel *L) { sleep_ms((int)(L->ms / 2)); }
 
 static void long_kernel_free(long_kernel *L) {
   clReleaseMemObject(L->b);
