@@ -262,7 +262,6 @@ static size_t claim_late(tt__thread *me, uint32_t go, void (*f)(void *, size_t),
     if (own) {
       own->ns += tt__now_ns() - t0;
       own->chunks++;
-      own->late_worker = c;
     }
     ran++;
   }

@@ -239,10 +239,7 @@ void *tt__worker_main(void *arg) {
         ran = false; /* counts down from the last push */
     }
     bool over = tt__overcommitted();
-    int cpu = tt__cpu_now();
-    if (cpu != tt_atomic_load_relaxed(&w->spun_on))
-      tt_atomic_store_relaxed(&w->spun_on, cpu);
-    bool beside = !over && !T->sentinel_mode && beside_holder(cpu);
+    bool beside = !over && !T->sentinel_mode && beside_holder(tt__cpu_now());
     if (beside && tt__move_off(tt_atomic_load_relaxed(&T->holder_cpu))) {
       tt_atomic_fetch_add_relaxed(&tt__moves_off_holder, 1);
       beside = false;

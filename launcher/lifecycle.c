@@ -248,7 +248,6 @@ static int start_locked(int tid) {
     ws[i].id = i;
     ws[i].cpu = cpus_of[i];
     tt_atomic_store_relaxed(&ws[i].go, 0);
-    tt_atomic_store_relaxed(&ws[i].spun_on, -1); /* not yet spun */
     int rc =
         tt__thread_create(&ws[i].thread, tt__worker_main, &ws[i], &cs.cpus);
     if (rc) {

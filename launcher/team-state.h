@@ -97,9 +97,6 @@ typedef struct tt__worker {
   /* Holder-only: the generation of the last flat region this worker sat
    * out, asleep and not woken (its static chunk is the holder's). */
   uint32_t sat_out_gen;
-  /* The CPU this worker last spun on, stored when it changes, for the
-   * probe's TEAMS_DEBUG report (way-probe.c): relaxed. */
-  _Atomic int32_t spun_on;
   /* Below: written once at start, then read-only. */
   _Alignas(TT_CACHE_PAD) pthread_t thread;
   clockid_t clock; /* its CPU-time clock (lend.c's look) */
@@ -278,7 +275,6 @@ typedef struct tt__own {
   uint64_t ns;
   size_t chunks;
   size_t woken; /* sleeping workers the holder woke */
-  size_t late_worker; /* the last worker whose static chunk the holder took (0: none) */
 } tt__own;
 uint32_t tt__next_go(tt__thread *me, uint32_t flags);
 /* wake: wake the workers that sleep; else a flat region leaves them out

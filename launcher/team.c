@@ -129,7 +129,7 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
   tt__team *T = &tt__the_team;
   if (plan.way == TT__WAY_OPENMP && !tt__lend_possible(me, p))
     plan.way = TT__WAY_TEAM; /* a restart since the choice changed the settings */
-  tt__own own = {0, 0, 0, 0};
+  tt__own own = {0, 0, 0};
   me->share = 0;
   uint64_t lent_part = 0;
   if (plan.way == TT__WAY_OPENMP &&

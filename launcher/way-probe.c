@@ -10,23 +10,14 @@
  * way's constants").  A fork sample is a region that woke no one and in
  * which most workers ran their own chunk: right after a start a woken
  * worker may sit on its holder's CPU (idle.c, "Yielding"), and a region
- * whose chunks the holder claimed measures the holder alone (2.2 us "a
- * worker" on the 2-core guests, where the truth is 0.3).  Its time less
- * the holder's chunks, over the workers that ran theirs, is the sample.
- * (The sample asked every worker's chunk until 2026-12: on the 16-CPU
- * guest of docs/benchmarks.md the last workers of the flat fork, w12 to
- * w15, took theirs after the holder's 2-8 us chunk in most regions -- the
- * go words reach them one after another, ~0.5 us each -- and beside
- * OpenMP's spinning threads one missed even 64 us chunks, with none
- * asleep: `fork` was never measured, and the team not chosen until it
- * was.)  A chunk longer than the holder's fork to the last
- * worker was tried and is not kept: a worker that comes late but before
- * the holder's chunk ends adds its delay to the sample, and on the 2-core
- * guests the samples of 64 us chunks read 18 us to 4 ms a worker.  With
- * no sample the probe says so, and the next
- * holder probes again, backing off (way.h).  The wake samples go on
- * with every wake the holders make; `fork` is the probe's alone (each
- * loop's own miss is its `extra`, way.c). */
+ * whose chunks the holder claimed measures the holder alone.  Its time
+ * less the holder's chunks, over the workers that ran theirs, is the
+ * sample; a worker that comes late adds its delay, which is what fork is.
+ * (A longer chunk, past the holder's fork to the last worker, was measured
+ * and rejected: a late worker's whole delay went into the sample.)  With
+ * no sample the next holder probes again, backing off (way.h).  The wake
+ * samples go on with every wake the holders make; `fork` is the probe's
+ * alone (each loop's own miss is its `extra`, way.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -62,11 +53,6 @@ static void busy(void *ctx, size_t c) {
 static struct {
   _Atomic unsigned tries, measured, regions, late, woke, woken;
   _Atomic uint64_t work;
-  /* the last late worker, the regions in a row it was the last late one
-   * of, the CPU it last spun on and the holder's then */
-  _Atomic size_t late_w;
-  _Atomic unsigned late_w_n;
-  _Atomic int late_cpu, holder_cpu;
 } probed;
 
 static uint64_t median(uint64_t *v, int n) {
@@ -118,7 +104,7 @@ bool tt__costs_probe(void) {
    * no more regions */
   uint64_t spent = 0;
   for (int i = 0; i < tries && got < 5 && spent < 3 * WORK_MAX_NS; i++) {
-    tt__own own = {0, 0, 0, 0};
+    tt__own own = {0, 0, 0};
     uint64_t a = tt__now_ns();
     tt__run_parallel(me, busy, &work, n, n, TT__MODE_STATIC, true, &own);
     uint64_t t = tt__now_ns() - a;
@@ -129,12 +115,6 @@ bool tt__costs_probe(void) {
     probed.woke += own.woken > 0;
     probed.woken += (unsigned)own.woken;
     probed.regions++;
-    if (own.late_worker && own.woken == 0) {
-      probed.late_w_n = own.late_worker == probed.late_w ? probed.late_w_n + 1 : 1;
-      probed.late_w = own.late_worker;
-      probed.late_cpu = tt_atomic_load_relaxed(&T->workers[own.late_worker].spun_on);
-      probed.holder_cpu = tt_atomic_load_relaxed(&T->holder_cpu);
-    }
     if (own.woken == 0 && 2 * late < n - 1)
       v[got++] = t > mine ? (t - mine) / (n - own.chunks) : 0;
   }
@@ -207,12 +187,9 @@ void tt__way_report(void) {
           tt_atomic_load_relaxed(&c->nap_late));
   fprintf(stderr,
           "teams: ways: probes %u, %u measured `fork`; the last: %u regions "
-          "of %.0f us chunks, %u with a late worker, %u that woke %u workers; "
-          "the last late worker w%zu (the last late one of %u regions in a row), "
-          "last spun on CPU %d, the holder's %d\n",
+          "of %.0f us chunks, %u with a late worker, %u that woke %u workers\n",
           probed.tries, probed.measured, probed.regions, (double)probed.work / 1e3,
-          probed.late, probed.woke, probed.woken, probed.late_w, probed.late_w_n,
-          probed.late_cpu, probed.holder_cpu);
+          probed.late, probed.woke, probed.woken);
   static const char *const names[TT__WAYS] = {"team", "serial", "openmp"};
   for (int w = 0; w < TT__WAYS; w++)
     if (t->chosen_n[w])

@@ -1,22 +1,14 @@
 /* teams: how a region runs -- team (the team's workers), openmp (OpenMP's
  * threads) or serial (the caller alone) -- and how long the team's workers
- * spin after it.  The rule, its constants and where each comes from:
- * docs/protocol.md item 44; the numbers it reads: way-loops.c (a loop's
- * record, the process's constants), way-probe.c (the probe).
- *
- * Each way's cost for the next region is a formula of the loop's work E
- * (ns on the caller alone), the state of the threads at that moment (how
- * many of the team's workers spin, whether OpenMP's threads do) and the
- * process's constants, plus the loop's measured miss for that way in that
- * state (`extra` for the team, `lent` for openmp); the cheapest runs.  A
- * number not known yet is a trial, and trials are paid for: each way a
- * loop keeps out has a budget, which gains 1/TT__OVERHEAD_DIV of the
- * loop's predicted cost while the way is kept out and loses each trial's
- * measured excess over the best way; the way is tried again when its
- * budget covers its predicted excess, so numbers that keep a way out are
- * measured again at a bounded share of the loop's time, however wrong
- * they were.  Spinning and napping after a team region follow from the
- * same numbers (below, "Spinning").
+ * spin after it (docs/protocol.md item 44: the rule, each constant and its
+ * source).  Each way's cost is a formula of the loop's work E (ns on the
+ * caller alone), the threads' state at that moment and the process's
+ * constants (way-probe.c), plus the loop's measured miss for that way in
+ * that state (way-loops.c: the record); the cheapest runs.  A number not
+ * known yet is a trial, paid from the budget of the way it tries: a way
+ * kept out gains 1/TT__OVERHEAD_DIV of the loop's predicted cost a region
+ * and loses each trial's measured excess, so the numbers that keep it out
+ * are measured again at a bounded share of the loop's time, however wrong.
  *
  * Only the thread that owns a table reads or writes it: no synchronization.
  * The constants are relaxed atomics (way.h). */
@@ -29,12 +21,11 @@
 #include "way.h"
 
 #define NONE TT__WAYS
-/* Sleeping after a gap of at least SPIN_WORTH times what spinning saves
- * loses at most 1/SPIN_WORTH of the loop's time: the runtime's own budget,
- * as for its looks and trials. */
+/* Sleeping after a gap of SPIN_WORTH times what spinning saves loses at
+ * most 1/SPIN_WORTH of the loop's time: the budget of looks and trials. */
 #define SPIN_WORTH ((float)TT__OVERHEAD_DIV)
-/* The longest a worker spins on the model's word: longer gaps are another
- * program phase (a scheduler's time slice, EEVDF's 3 ms at most). */
+/* The longest spin on the model's word: a longer gap is another phase
+ * (a scheduler's time slice: EEVDF's is at most 3 ms). */
 #define LINGER_MAX_NS 3e6f
 
 static uint64_t (*now_ns)(void) = tt__now_ns;
@@ -44,10 +35,6 @@ void tt__way_test_clock(uint64_t (*now)(void)) { now_ns = now ? now : tt__now_ns
 static float constant_ns(_Atomic uint32_t *c) { return (float)tt_atomic_load_relaxed(c); }
 
 /* ---- the formulas ----------------------------------------------------------------- */
-
-static bool is_static(tt__mode mode, size_t m, size_t p) {
-  return mode == TT__MODE_STATIC && m == p;
-}
 
 /* The team's cost before the loop's extra (E work, p participants, s of
  * the p - 1 workers spinning, k = p - 1 - s asleep, F = fork):
@@ -65,7 +52,7 @@ static float team_cost(float e, bool wake, size_t m, size_t p, tt__mode mode,
   float fork = constant_ns(&tt__the_costs.fork);
   float s = (float)(spinning < p - 1 ? spinning : p - 1);
   float k = (float)(p - 1) - s, fp = (float)p;
-  bool st = is_static(mode, m, p);
+  bool st = mode == TT__MODE_STATIC && m == p;
   if (!wake || k == 0)
     return fork * s + (st ? e / fp * (1 + k) : e / (s + 1));
   float call = constant_ns(&tt__the_costs.wake_call);
@@ -91,23 +78,19 @@ static float openmp_number(const tt__loop *l, bool omp_spins) {
 float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
                       size_t p, tt__mode mode, const tt__way_state *s) {
   float e = l->work;
-  switch (x) {
-  case TT__WAY_SERIAL:
+  if (x == TT__WAY_SERIAL)
     return e;
-  case TT__WAY_OPENMP: {
-    /* + the tail where OpenMP's threads sleep: the lend starts their spin
-     * (lend.c); where they spin it prolongs what is there, which counts
-     * only in its trials (tt__way_choose).  No number yet: OpenMP's
-     * threads priced as the team's workers in the same state. */
-    float tail = s->omp_spins ? 0 : s->omp_tail_ns, o = openmp_number(l, s->omp_spins);
-    if (o < 0)
-      return team_cost(e, !s->omp_spins, m, p, mode, s->omp_spins ? p - 1 : 0) + tail;
-    return o + e / (float)p + tail;
-  }
-  default:
+  if (x == TT__WAY_TEAM)
     return team_cost(e, wake, m, p, mode, s->spinning) +
            l->extra[s->can_lend && s->omp_spins][wake && s->spinning < p - 1];
-  }
+  /* openmp, + the tail where OpenMP's threads sleep: the lend starts their
+   * spin (lend.c; where they spin it prolongs theirs, which only its
+   * trials pay).  No number yet: priced as the team's workers in the same
+   * state. */
+  float tail = s->omp_spins ? 0 : s->omp_tail_ns, o = openmp_number(l, s->omp_spins);
+  if (o < 0)
+    return team_cost(e, !s->omp_spins, m, p, mode, s->omp_spins ? p - 1 : 0) + tail;
+  return o + e / (float)p + tail;
 }
 
 /* ---- the choice -------------------------------------------------------------------- */
@@ -115,8 +98,8 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
 /* The ways a loop keeps out and tries again, in the order of its budget_ns. */
 static const tt__way kept_out_way[2] = {TT__WAY_TEAM, TT__WAY_OPENMP};
 
-/* This region is a trial of way x, charged to its budget (-1: to none);
- * best: the best way without it; leaves: what it leaves behind. */
+/* This region is a trial of its way, charged to budget (-1: none); best:
+ * the best way without it; leaves: what it leaves behind. */
 static void trial_of(tt__way_plan *plan, int budget, float best, float leaves) {
   plan->trial = true;
   plan->charge = (int8_t)budget;
@@ -124,15 +107,22 @@ static void trial_of(tt__way_plan *plan, int budget, float best, float leaves) {
   plan->leaves_ns = leaves;
 }
 
+/* x (wake) for the region if it costs less than *best. */
+static void consider(tt__way_plan *plan, float *best, float cost, tt__way x, bool wake) {
+  if (cost < *best) {
+    *best = cost;
+    plan->way = x;
+    plan->wake = wake;
+  }
+}
+
 /* The way for a loop with its work known; sets plan->way, wake, trial and
  * returns the predicted cost. */
 static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
                     const tt__way_state *s, tt__way_plan *plan) {
-  /* A pause of lending over ("OpenMP's spin", below) costs the pause and
-   * the regret it was run on.  Where OpenMP's threads still spin the spin
-   * was the program's: the pause found nothing, and its own budget pays;
-   * where they sleep now the spin was the lent regions', and openmp's
-   * budget pays. */
+  /* A pause of lending over (below): where OpenMP's threads still spin the
+   * spin was the program's and the pause's own budget pays it and its
+   * regret; where they sleep the spin was the lent regions', openmp's. */
   if (l->lend_paused_until && now_ns() >= l->lend_paused_until) {
     l->lend_paused_until = 0;
     *(s->omp_spins ? &l->lend_budget_ns : &l->budget_ns[1]) -=
@@ -141,37 +131,24 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
   }
   bool lend = s->can_lend && !l->lend_paused_until;
   int o = plan->omp_spins, w = plan->spinning < p - 1;
-  /* the cheapest as predicted */
-  float best = l->work, c;
+  float best = l->work;
   plan->way = TT__WAY_SERIAL;
-  c = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s);
-  if (plan->spinning > 0 && c < best) {
-    best = c;
-    plan->way = TT__WAY_TEAM;
-    plan->wake = false;
-  }
+  if (plan->spinning > 0)
+    consider(plan, &best, tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, s),
+             TT__WAY_TEAM, false);
   float team = tt__way_predict(l, TT__WAY_TEAM, true, m, p, mode, s);
-  if (team < best) {
-    best = team;
-    plan->way = TT__WAY_TEAM;
-    plan->wake = true;
-  }
-  float alone = best; /* and its way: the best without OpenMP's threads */
+  consider(plan, &best, team, TT__WAY_TEAM, true);
+  /* the best without OpenMP's threads */
+  float alone = best;
   tt__way alone_way = plan->way;
   bool alone_wake = plan->wake;
   float openmp = lend ? tt__way_predict(l, TT__WAY_OPENMP, true, m, p, mode, s) : INFINITY;
-  if (openmp < best) {
-    best = openmp;
-    plan->way = TT__WAY_OPENMP;
-    if (openmp_number(l, o) < 0) /* on its prior */
-      trial_of(plan, 1, alone, s->omp_tail_ns);
-  }
+  consider(plan, &best, openmp, TT__WAY_OPENMP, plan->wake);
+  if (plan->way == TT__WAY_OPENMP && openmp_number(l, o) < 0) /* on its prior */
+    trial_of(plan, 1, alone, s->omp_tail_ns);
   /* A way kept out: its budget gains, and once it covers the way's
-   * predicted excess (openmp's: with what it leaves, where OpenMP's
-   * threads spin what it adds to the spin of the last lent region) the
-   * way is tried again, its numbers in this state forgotten (the trial
-   * measures one; the team's workers' spin after it lets the next regions
-   * measure the other). */
+   * predicted excess (openmp's with what it adds to a spin of OpenMP's
+   * threads) the way is tried, its numbers in this state forgotten. */
   for (int i = 0; i < 2; i++) {
     tt__way x = kept_out_way[i];
     if (x == TT__WAY_OPENMP && !lend)
@@ -198,18 +175,13 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
     return tt__way_predict(l, x, true, m, p, mode, s);
   }
   /* OpenMP's spin.  Lent beside OpenMP's spinning threads, a region keeps
-   * them spinning, and beside them the team's workers sleep (idle.c,
-   * "Overcommitted"): the team as it runs once they sleep is never seen,
-   * and openmp may win every region only because it went first (libgomp's
-   * `solo` condition: lent 3.9-4.2 us a region where the team alone takes
-   * 3.3).  What lending costs over that team (its workers spinning, the
-   * extra where OpenMP's threads sleep) is the loop's regret; a pause of
-   * lending (their spin and two looks, tt__lend_pause_ns, at the best way
-   * without them) is a trial of the team where they sleep, its predicted
-   * excess the pause's cost less the regret, run when its budget covers
-   * that: a budget of its own, which the team's trials beside the
-   * spinning threads do not spend (sharing the team's, they put off the
-   * pause and kept libgomp's `solo` loop lent longer). */
+   * them spinning and the team's workers asleep beside them (idle.c,
+   * "Overcommitted"), so the team as it runs once they sleep is never
+   * measured.  What lending costs over that team is the loop's regret; a
+   * pause of lending (their spin and two looks, tt__lend_pause_ns) is a
+   * trial of that team, its excess the pause's cost less the regret, paid
+   * from a budget of its own (the team's trials beside the spinning
+   * threads would spend the team's and put the pause off). */
   if (plan->way == TT__WAY_OPENMP && !plan->trial && o && s->omp_pause_ns > 0 &&
       alone > best) {
     tt__way_state asleep = {.spinning = p - 1, .can_lend = s->can_lend};
@@ -229,9 +201,9 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
   }
   if (l->lend_paused_until && s->can_lend)
     plan->trial = true; /* the pause's regions: counted with their time */
-  /* The team in a state whose extra has fewer than three samples: a
-   * trial (its extra is the formula's 0 until then, so that one slow
-   * region moves nothing; a dear one is paid for). */
+  /* The team in a state whose extra has fewer than three samples: a trial
+   * (its extra counts the missing ones as 0: one slow region moves
+   * nothing; a dear one is paid for). */
   if (!plan->trial && plan->way == TT__WAY_TEAM && l->extra_nsamples[o][plan->wake && w] < 3)
     trial_of(plan, 0, l->work < openmp ? l->work : openmp, 0);
   return best;
@@ -251,43 +223,31 @@ static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode,
   return asleep > spinning ? asleep - spinning : 0;
 }
 
-/* Napping: where the gap is beyond what spinning through it is worth, the
- * workers sleep and wake themselves before the next region is expected
- * (the thread's gap, less how late a nap's timer wakes a worker, less the
- * gap's jitter: its last three samples' spread about their median), then
- * spin through a window of twice that: a region that comes within the
- * gap's jitter meets them spinning, with no wake call.  Only where that
- * window is within `worth`, as the spin is: a gap that varies more than
- * the spin is worth keeps them asleep. */
-static void nap_for(const tt__loops *t, tt__way_plan *plan, float worth) {
-  if (plan->linger_ns || t->gap_nsamples < 3)
-    return;
-  float late = constant_ns(&tt__the_costs.nap_late);
-  late = late > 0 ? late : constant_ns(&tt__the_costs.wake_lat);
-  float jitter = 0;
-  for (int i = 0; i < 3; i++) {
-    float d = fabsf(t->gap_samples[i] - t->gap);
-    jitter = d > jitter ? d : jitter;
-  }
-  float lead = late + jitter, window = 2 * lead;
-  if (window > worth || t->gap <= window)
-    return;
-  plan->nap_ns = (uint64_t)(t->gap - lead);
-  plan->nap_window_ns = (uint64_t)window;
-}
-
-/* Spinning.  After a region on the team its workers spin while the next
- * region is expected within `worth`: SPIN_WORTH times what spinning workers
- * save the loop's next region, and not at all when this thread's regions
- * come further apart than that (its gap, measured).  The spin's deadline
- * is twice that, so a gap's jitter does not put them to sleep just before
- * the region they spun for.  Where the gap is longer, they nap. */
+/* Spinning.  After a team region its workers spin while the thread's next
+ * region is expected (its gap, measured) within `worth`, SPIN_WORTH times
+ * what spinning saves it; the deadline is twice that, so a gap's jitter
+ * does not put them to sleep just before the region they spun for.
+ * Napping: beyond `worth` they sleep and wake themselves before the next
+ * region is expected (the gap less how late a nap's timer wakes a worker
+ * and less the gap's jitter, its samples' spread about their median), then
+ * spin a window of twice that; only where that window is within `worth`,
+ * as the spin. */
 static void spin_after(const tt__loops *t, tt__way_plan *plan) {
   float worth = SPIN_WORTH * spin_saves(plan->loop, plan->m, plan->p, plan->mode,
                                         plan->omp_spins);
   worth = worth < LINGER_MAX_NS ? worth : LINGER_MAX_NS;
   plan->linger_ns = t->gap <= worth ? (uint64_t)(2 * worth) : 0;
-  nap_for(t, plan, worth);
+  if (plan->linger_ns || t->gap_nsamples < 3)
+    return;
+  float late = constant_ns(&tt__the_costs.nap_late);
+  float jitter = 0;
+  for (int i = 0; i < 3; i++)
+    jitter = fmaxf(jitter, fabsf(t->gap_samples[i] - t->gap));
+  float lead = (late > 0 ? late : constant_ns(&tt__the_costs.wake_lat)) + jitter;
+  if (2 * lead > worth || t->gap <= 2 * lead)
+    return;
+  plan->nap_ns = (uint64_t)(t->gap - lead);
+  plan->nap_window_ns = (uint64_t)(2 * lead);
 }
 
 static void time_it(tt__way_plan *plan) {
@@ -298,20 +258,14 @@ static void time_it(tt__way_plan *plan) {
 void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
                     tt__mode mode, tt__way fixed, const tt__way_state *s,
                     tt__way_plan *plan) {
-  memset(plan, 0, sizeof *plan);
-  plan->loop = l;
-  plan->m = m;
-  plan->p = p;
-  plan->mode = mode;
-  plan->spinning = s->spinning < p - 1 ? s->spinning : p - 1;
-  plan->omp_spins = s->can_lend && s->omp_spins;
-  plan->way = TT__WAY_TEAM;
-  plan->wake = true;
-  plan->charge = -1;
+  *plan = (tt__way_plan){.loop = l, .m = m, .p = p, .mode = mode,
+                         .spinning = s->spinning < p - 1 ? s->spinning : p - 1,
+                         .omp_spins = s->can_lend && s->omp_spins,
+                         .way = TT__WAY_TEAM, .wake = true, .charge = -1};
   if (fixed != NONE) {
-    /* TEAMS_RUN: nothing is chosen; the region is timed as often as any,
-     * for its last_ns alone, which the auto schedule (range.c) and the
-     * driver's run-at-submit (submit.c) read whatever the way */
+    /* TEAMS_RUN: nothing chosen; timed as often as any region, for its
+     * last_ns, which the auto schedule (range.c) and the driver's
+     * run-at-submit (submit.c) read whatever the way */
     plan->way = fixed == TT__WAY_OPENMP && !s->can_lend ? TT__WAY_TEAM : fixed;
     plan->fixed = true;
     t->ran[plan->way]++;
@@ -324,16 +278,15 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
     return;
   }
   /* timed: one region in as many as keep the looks under
-   * 1/TT__OVERHEAD_DIV of the regions' time; always a first one */
+   * 1/TT__OVERHEAD_DIV of the regions' time; always a first one, a trial */
   if (l->untimed_left > 0 && l->work > 0)
     l->untimed_left--;
   else
     time_it(plan);
   if (l->work <= 0) {
-    /* no number yet: the team, which measures E (its cost over the caller
-     * alone is bounded by the wake calls: the caller starts at once);
-     * where a team region gave none (the caller ran no chunk), the caller
-     * alone, which always does */
+    /* no number yet: the team, which measures E at a cost over the caller
+     * alone bounded by the wake calls (the caller starts at once); where a
+     * team region gave none (the caller ran no chunk), the caller alone */
     plan->trial = true;
     if (l->alone_next)
       plan->way = TT__WAY_SERIAL;
@@ -352,17 +305,6 @@ void tt__way_choose(tt__loops *t, tt__loop *l, size_t m, size_t p,
 }
 
 /* ---- what a region cost ---------------------------------------------------------- */
-
-/* A team state's extra: the median of its last three samples, the
- * formula's own 0 standing in for those it has not had (one slow region
- * -- a worker that met a time slice -- is no number yet: the loop whose
- * one sample in a state read 22 us where the formula said 5.4 ran serial
- * where the team took 0.7-0.9 of its time). */
-static void follow_extra(float *v, float s[3], uint8_t *n, float x) {
-  tt__follow_median(v, s, n, x);
-  if (*n < 3)
-    *v = (float)tt__median3(s[0], *n == 2 ? s[1] : 0, 0);
-}
 
 void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                     const tt__way_cost *c) {
@@ -386,10 +328,8 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
   }
   /* a trial's measured excess over the best way, what it leaves behind
    * included, is paid from its way's budget */
-  if (plan->charge >= 0 && ran == plan->way) {
-    float over = ns + plan->leaves_ns - plan->best_ns;
-    l->budget_ns[plan->charge] -= over > 0 ? over : 0;
-  }
+  if (plan->charge >= 0 && ran == plan->way)
+    l->budget_ns[plan->charge] -= fmaxf(ns + plan->leaves_ns - plan->best_ns, 0);
   /* the gap before it, the untimed regions in between at their work */
   if (t->last_end_ns && plan->t0 > t->last_end_ns) {
     float g = ((float)(plan->t0 - t->last_end_ns) - t->untimed_ns) /
@@ -417,23 +357,25 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
 
   int o = plan->omp_spins;
   if (ran == TT__WAY_TEAM && e > 0 && (c->woken > 0 || plan->spinning > 0 || !plan->wake)) {
-    /* the model's miss for this region's own work (a loop whose work
-     * changes must not read the change as its extra), in the state the
-     * region met, is the loop's extra for that state; at least what the
-     * formula can overcount (fork, and the wake when it woke workers) */
-    bool woken = c->woken > 0;
+    /* the model's miss for this region's own work (a change of the work is
+     * not an extra), in the state the region met, at least what the
+     * formula can overcount (fork, and the wake where it woke workers);
+     * the median of three, the formula's 0 for the samples it lacks */
+    int woken = c->woken > 0;
     float x = ns - team_cost(e, woken, plan->m, plan->p, plan->mode, plan->spinning);
     float lo = -constant_ns(&tt__the_costs.fork) -
                (woken ? constant_ns(&tt__the_costs.wake_call) +
                             constant_ns(&tt__the_costs.wake_lat)
                       : 0);
-    follow_extra(&l->extra[o][woken], l->extra_samples[o][woken],
-                 &l->extra_nsamples[o][woken], x > lo ? x : lo);
+    float *s = l->extra_samples[o][woken];
+    uint8_t *n = &l->extra_nsamples[o][woken];
+    tt__follow_median(&l->extra[o][woken], s, n, fmaxf(x, lo));
+    if (*n < 3)
+      l->extra[o][woken] = (float)tt__median3(s[0], *n == 2 ? s[1] : 0, 0);
   } else if (ran == TT__WAY_OPENMP && l->work > 0) {
-    /* the loop's number: the region beyond E / p; the process's
-     * constant: what lending cost beyond the region's critical path (its
-     * threads' longest part), not the loop's imbalance, which another
-     * loop does not have (where the parts were not timed, the loop's) */
+    /* the loop's number: the region beyond E / p; the process's constant:
+     * beyond its threads' longest part, without the loop's imbalance (the
+     * loop's where the parts were not timed) */
     float x = ns - l->work / (float)plan->p;
     tt__follow_median(&l->lent[o], l->lent_samples[o], &l->lent_nsamples[o], x);
     float k = c->lent_part_ns ? ns - (float)c->lent_part_ns : x;
