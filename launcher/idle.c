@@ -59,22 +59,6 @@
  * yielding costs a wait at most 1/TT__OVERHEAD_DIV of its length when it
  * helps no one, held within 1 us - 1 ms (tt__yield_threshold_ns).
  *
- * Napping (protocol 9, 19).  A worker asleep when a region comes costs the
- * holder a wake call and the region the worker's wake-up (tens of us on a
- * KVM guest: an inter-processor interrupt to a halted vCPU), and a program
- * that computes between its kernels for longer than a spin is worth meets
- * its workers asleep at every kernel.  Where the way's model expects the
- * thread's next region at a regular gap (way.c, nap_for), a worker that
- * sleeps after its chunk sets a timer for just before it: it ends its sleep
- * itself (nap_end), counts itself awake and spins a short window, so the
- * region finds it spinning; the wake-up is paid by the worker's idle CPU,
- * not by the caller.  One nap per chunk: a window that passes with no
- * region ends in an ordinary sleep.  The timer's slack is set to 1 us
- * (PR_SET_TIMERSLACK; Linux's default is 50 us), and how late it still
- * wakes the worker is measured (the way's nap_late).  A worker that wakes
- * on the CPU the holder last forked from moves off it: the caller computes
- * there until its region.
- *
  * Sentinel mode (TEAMS_IDLE=sentinel, HPX PR #8036; protocol 20, 21): a
  * worker whose deadline passed first tries CAS(team.sentinel_id: 0 -> its
  * id).  The winner does not sleep: it spins on its own go word with no
@@ -90,7 +74,6 @@
  * the protocol both are a worker that does not try for the role and a
  * resignation at any moment, which the model makes nondeterministically. */
 #include <stdio.h>
-#include <sys/prctl.h>
 
 #include "team-state.h"
 
@@ -98,21 +81,6 @@
  * slept.  Relaxed counters, bumped only before a sleep. */
 _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted, tt__sleeps_beside_holder,
     tt__moves_off_holder;
-/* Naps taken, those a region's wake-up ended first, and those the worker
- * ended itself (see "Napping"). */
-_Atomic uint64_t tt__naps, tt__naps_woken, tt__naps_self;
-
-/* A nap's end: the worker, asleep with word seen | SLEEP, wakes itself with
- * CAS(go: seen | SLEEP -> seen) -- ordered against a holder's exchange on
- * the word as the sleep's own CAS is (protocol 9): CAS first, and the
- * exchange finds no SLEEP and makes no wake call, the worker spinning on
- * the word; exchange first, and the CAS fails, the worker seeing the
- * region.  False: the word had changed. */
-static bool nap_end(tt__worker *w, uint32_t seen) {
-  uint32_t expect = seen | GO_SLEEP;
-  return tt_atomic_cas_acq_rel(&w->go, &expect, seen);
-}
-
 /* Whether this worker runs on the CPU the holder forked its last region
  * from while the team is held (see "Yielding"). */
 static bool beside_holder(int c) {
@@ -196,9 +164,6 @@ void *tt__worker_main(void *arg) {
   char name[16]; /* shows in /proc/self/task/N/comm, top -H, gdb */
   snprintf(name, sizeof name, "teams-w%zu", w->id);
   pthread_setname_np(pthread_self(), name);
-  /* its one timed sleep, the nap, ends when asked, not up to the default
-   * 50 us later (see "Napping") */
-  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   /* Not a load: a region may have been published before this thread ran,
    * and it must be seen as new.  0 is the value start gave the word. */
   uint32_t seen = 0;
@@ -206,7 +171,6 @@ void *tt__worker_main(void *arg) {
   uint64_t deadline = last_event + tt_atomic_load_relaxed(&T->linger_ns);
   uint32_t ran_gen = 0;
   bool ran = false; /* ran a chunk of region ran_gen, which may still run */
-  bool napped = false; /* took its nap since its last chunk */
 
   for (;;) {
     uint32_t go = tt_atomic_load_acquire(&w->go);
@@ -219,7 +183,6 @@ void *tt__worker_main(void *arg) {
       ran_gen = go >> GO_GEN_SHIFT;
       last_event = tt__now_ns();
       deadline = last_event + tt_atomic_load_relaxed(&T->linger_ns);
-      napped = false;
       continue;
     }
     /* Spin: check the clock only every few rounds (a clock read costs more
@@ -268,44 +231,10 @@ void *tt__worker_main(void *arg) {
                                          : &tt__sleeps_spun,
                                 1);
     tt_atomic_fetch_sub_relaxed(&T->awake, 1);
-    /* Napping: until nap_ns after the last chunk, once a chunk (the way's
-     * choice: the thread's next region is expected then; way.c) */
-    uint64_t nap = napped || over ? 0 : tt_atomic_load_relaxed(&T->nap_ns);
-    uint64_t until = nap ? last_event + nap : 0;
-    if (until && until <= tt__now_ns())
-      until = 0; /* its time passed while it spun */
-    bool self = false;
-    if (until)
-      tt_atomic_fetch_add_relaxed(&tt__naps, 1);
-    napped = true;
-    while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP)) {
-      if (!until) {
-        tt__futex_wait(&w->go, seen | GO_SLEEP);
-        continue;
-      }
-      uint64_t t = tt__now_ns();
-      if (t < until)
-        tt__futex_wait_ns(&w->go, seen | GO_SLEEP, until - t);
-      else if (nap_end(w, seen)) {
-        self = true;
-        break;
-      }
-    }
+    while (tt_atomic_load_acquire(&w->go) == (seen | GO_SLEEP))
+      tt__futex_wait(&w->go, seen | GO_SLEEP);
     tt_atomic_fetch_add_relaxed(&T->awake, 1);
     last_event = tt__now_ns();
-    if (self) {
-      /* how late the timer woke it; then the window's spin, off the
-       * caller's CPU (the host computes there until its region) */
-      tt_atomic_fetch_add_relaxed(&tt__naps_self, 1);
-      tt__costs_nap_late(last_event - until);
-      deadline = last_event + tt_atomic_load_relaxed(&T->nap_window_ns);
-      int c = tt__cpu_now();
-      if (c >= 0 && c == tt_atomic_load_relaxed(&T->holder_cpu))
-        tt__move_off(c);
-      continue;
-    }
-    if (until)
-      tt_atomic_fetch_add_relaxed(&tt__naps_woken, 1);
     /* woken by a holder's call: a sample of the wake's latency (way.h) */
     uint64_t at = tt_atomic_exchange_relaxed(&w->wake_at, 0);
     if (at && last_event > at && last_event - at < 50000000u)

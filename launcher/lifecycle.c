@@ -191,8 +191,6 @@ static int start_locked(int tid) {
   T->spin_ns = (uint64_t)set.value[TT__SET_SPIN_US] * 1000u;
   T->spin_fixed = set.set[TT__SET_SPIN_US];
   tt_atomic_store_relaxed(&T->linger_ns, T->spin_ns);
-  tt_atomic_store_relaxed(&T->nap_ns, 0); /* until the way sets one */
-  tt_atomic_store_relaxed(&T->nap_window_ns, 0);
   tt_atomic_store_relaxed(&T->probed, false);
   tt_atomic_store_relaxed(&T->others_busy, 0);
   T->probes = 0;

@@ -175,10 +175,6 @@ typedef struct tt__team {
    * read by workers: relaxed. */
   _Atomic uint64_t linger_ns;
   bool spin_fixed;
-  /* A nap instead (idle.c, "Napping"; linger_ns 0): a worker whose spin
-   * ended sleeps until nap_ns after its last chunk, wakes itself and
-   * spins nap_window_ns; 0: no nap.  Written and read as linger_ns. */
-  _Atomic uint64_t nap_ns, nap_window_ns;
   /* A spinner yields the CPU between looks once it has waited this long
    * (idle.c, "Yielding"): measured at start. */
   uint64_t yield_after_ns;
@@ -321,7 +317,6 @@ static inline void tt__wait_until(bool (*cond)(const void *arg),
 
 /* idle.c: why workers slept, and how often one moved off its holder's
  * CPU, for TEAMS_DEBUG's report at exit. */
-extern _Atomic uint64_t tt__naps, tt__naps_woken, tt__naps_self;
 extern _Atomic uint64_t tt__sleeps_spun, tt__sleeps_overcommitted,
     tt__sleeps_beside_holder, tt__moves_off_holder;
 

@@ -137,11 +137,8 @@ static int run_loop(tt__thread *me, void (*f)(void *, size_t), void *ctx,
     ran = TT__WAY_OPENMP;
   } else {
     /* the workers' spin after it: the model's (way.c), unless fixed */
-    if (plan.loop && !plan.fixed && !T->spin_fixed) {
+    if (plan.loop && !plan.fixed && !T->spin_fixed)
       tt_atomic_store_relaxed(&T->linger_ns, plan.linger_ns);
-      tt_atomic_store_relaxed(&T->nap_ns, plan.nap_ns);
-      tt_atomic_store_relaxed(&T->nap_window_ns, plan.nap_window_ns);
-    }
     /* along the tree every sleeper is woken (its leaders hand on) */
     bool wake = plan.wake || p >= tt_atomic_load_relaxed(&T->tree_min);
     tt__run_parallel(me, f, ctx, m, p,

@@ -21,8 +21,7 @@
  * workers (tt__worker_main, tt__worker_region): the go-word and stopping
  * checks, the claim, run_static and its report, join / run_joined /
  * leave, a stale join undone (7, 8, 10, 11),
- * the CAS to SLEEP and the futex_wait loop (9, 19), a nap's end (-DNAPS,
- * nap_end: 9), be_sentinel (20, 21);
+ * the CAS to SLEEP and the futex_wait loop (9, 19), be_sentinel (20, 21);
  * the futex, with up to SPURIOUS returns without a wake per run; shutdown
  * (shutdown_locked) beside the hosts (23); the tree (37-42) for regions of
  * TREE_MIN participants or more, branching TREE_K.
@@ -173,13 +172,6 @@ byte resigns;
 /* ---- the futex and the ghosts ---- */
 bool queued[NP];   /* worker queued in futex_wait on its go word */
 byte spur = SPURIOUS;
-/* -DNAPS=n: up to n naps per run end in the sleeper's own
- * CAS(go: seen | SLEEP -> seen) (idle.c, nap_end; protocol 9): its timer
- * fired, whenever that is -- before, beside or after a holder's exchange */
-#ifndef NAPS
-#define NAPS 0
-#endif
-byte naps = NAPS;
 byte d_gen[NP];    /* generation of the descriptor in worker w's line */
 bool inuse[NP];    /* worker w between reading its descriptor and leaving */
 byte cnt[MAXCH];   /* runs of chunk c of the current region */
@@ -785,18 +777,6 @@ end_sleep:
          fi
        }
     :: atomic { queued[me] && spur > 0 -> spur--; queued[me] = 0 }
-    :: atomic { queued[me] && naps > 0 -> naps--; queued[me] = 0 };
-      /* nap_end */
-#ifdef MUT_NAP_STORE
-      go[me] = seen_go; goto top
-#else
-      atomic {
-        if
-        :: go[me] == (seen_go | GO_SLEEP) -> go[me] = seen_go; goto top
-        :: else -> break
-        fi
-      }
-#endif
     fi
   od;
   goto top;

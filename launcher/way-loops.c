@@ -31,7 +31,6 @@ static void sample_constant(_Atomic uint32_t *c, uint64_t ns) {
 
 void tt__costs_wake_call(uint64_t ns) { sample_constant(&tt__the_costs.wake_call, ns); }
 void tt__costs_wake_lat(uint64_t ns) { sample_constant(&tt__the_costs.wake_lat, ns); }
-void tt__costs_nap_late(uint64_t ns) { sample_constant(&tt__the_costs.nap_late, ns); }
 void tt__costs_lend(bool spinning, uint64_t ns) {
   sample_constant(&tt__the_costs.lend[spinning], ns);
 }

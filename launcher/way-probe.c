@@ -131,7 +131,6 @@ bool tt__costs_probe(void) {
   /* the wake: worker 1 sleeps at once after each region; a region of two
    * wakes it (at most 3 tries, 2 ms each, to find it asleep) */
   tt_atomic_store_relaxed(&T->linger_ns, 0);
-  uint64_t nap = tt_atomic_exchange_relaxed(&T->nap_ns, 0); /* no nap ends it */
   tt_atomic_store_relaxed(&tt__the_costs.wake_call, 0);
   tt_atomic_store_relaxed(&tt__the_costs.wake_lat, 0);
   for (int i = 0; i < 4; i++) {
@@ -142,7 +141,6 @@ bool tt__costs_probe(void) {
     tt__run_parallel(me, empty, NULL, 2, 2, TT__MODE_GREEDY, true, NULL);
   }
   tt_atomic_store_relaxed(&T->linger_ns, linger);
-  tt_atomic_store_relaxed(&T->nap_ns, nap);
   return true;
 }
 
@@ -179,13 +177,6 @@ void tt__way_report(void) {
           (unsigned long long)tt_atomic_load_relaxed(&tt__sleeps_beside_holder),
           (unsigned long long)tt_atomic_load_relaxed(&tt__moves_off_holder));
   fprintf(stderr,
-          "teams: ways: naps %llu: %llu ended by the worker, %llu by a region's "
-          "wake-up (the rest by no one yet); a nap's timer %u ns late\n",
-          (unsigned long long)tt_atomic_load_relaxed(&tt__naps),
-          (unsigned long long)tt_atomic_load_relaxed(&tt__naps_self),
-          (unsigned long long)tt_atomic_load_relaxed(&tt__naps_woken),
-          tt_atomic_load_relaxed(&c->nap_late));
-  fprintf(stderr,
           "teams: ways: probes %u, %u measured `fork`; the last: %u regions "
           "of %.0f us chunks, %u with a late worker, %u that woke %u workers\n",
           probed.tries, probed.measured, probed.regions, (double)probed.work / 1e3,
@@ -205,11 +196,11 @@ void tt__way_report(void) {
       continue;
     fprintf(stderr,
             "teams:   loop %p n<2^%u p=%u: work %.0f ns, team's extra %.0f ns "
-            "(%.0f woken; with OpenMP's threads spinning %.0f, %.0f woken); "
+            "(%.0f woken); "
             "timed regions: team %u (%u waking workers), serial %u, openmp %u, "
             "us a region %.2f / %.2f / %.2f\n",
-            l->key, l->size_class, l->p, (double)l->work, (double)l->extra[0][0],
-            (double)l->extra[0][1], (double)l->extra[1][0], (double)l->extra[1][1],
+            l->key, l->size_class, l->p, (double)l->work, (double)l->extra[0],
+            (double)l->extra[1],
             l->timed_n[TT__WAY_TEAM], l->woke_n, l->timed_n[TT__WAY_SERIAL],
             l->timed_n[TT__WAY_OPENMP], mean_us(l, TT__WAY_TEAM),
             mean_us(l, TT__WAY_SERIAL), mean_us(l, TT__WAY_OPENMP));

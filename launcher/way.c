@@ -82,7 +82,7 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
     return e;
   if (x == TT__WAY_TEAM)
     return team_cost(e, wake, m, p, mode, s->spinning) +
-           l->extra[s->can_lend && s->omp_spins][wake && s->spinning < p - 1];
+           l->extra[wake && s->spinning < p - 1];
   /* openmp, + the tail where OpenMP's threads sleep: the lend starts their
    * spin (lend.c; where they spin it prolongs theirs, which only its
    * trials pay).  No number yet: priced as the team's workers in the same
@@ -148,7 +148,8 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
     trial_of(plan, 1, alone, s->omp_tail_ns);
   /* A way kept out: its budget gains, and once it covers the way's
    * predicted excess (openmp's with what it adds to a spin of OpenMP's
-   * threads) the way is tried, its numbers in this state forgotten. */
+   * threads) the way is tried, its numbers forgotten (the team's extras;
+   * openmp's in this state of OpenMP's threads). */
   for (int i = 0; i < 2; i++) {
     tt__way x = kept_out_way[i];
     if (x == TT__WAY_OPENMP && !lend)
@@ -164,8 +165,8 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
     if (plan->trial || *b < excess)
       continue;
     if (x == TT__WAY_TEAM) {
-      memset(l->extra[o], 0, sizeof l->extra[o]);
-      memset(l->extra_nsamples[o], 0, sizeof l->extra_nsamples[o]);
+      memset(l->extra, 0, sizeof l->extra);
+      memset(l->extra_nsamples, 0, sizeof l->extra_nsamples);
     } else {
       l->lent_nsamples[o] = 0;
     }
@@ -204,7 +205,7 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
   /* The team in a state whose extra has fewer than three samples: a trial
    * (its extra counts the missing ones as 0: one slow region moves
    * nothing; a dear one is paid for). */
-  if (!plan->trial && plan->way == TT__WAY_TEAM && l->extra_nsamples[o][plan->wake && w] < 3)
+  if (!plan->trial && plan->way == TT__WAY_TEAM && l->extra_nsamples[plan->wake && w] < 3)
     trial_of(plan, 0, l->work < openmp ? l->work : openmp, 0);
   return best;
 }
@@ -213,11 +214,10 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
 
 /* What spinning workers save the loop's next region: its best cost with
  * every worker asleep less its best cost with every worker spinning. */
-static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode,
-                        bool omp) {
+static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode) {
   float e = l->work;
-  float asleep = team_cost(e, true, m, p, mode, 0) + l->extra[omp][1];
-  float spinning = team_cost(e, true, m, p, mode, p - 1) + l->extra[omp][0];
+  float asleep = team_cost(e, true, m, p, mode, 0) + l->extra[1];
+  float spinning = team_cost(e, true, m, p, mode, p - 1) + l->extra[0];
   asleep = asleep < e ? asleep : e;
   spinning = spinning < e ? spinning : e;
   return asleep > spinning ? asleep - spinning : 0;
@@ -225,29 +225,16 @@ static float spin_saves(const tt__loop *l, size_t m, size_t p, tt__mode mode,
 
 /* Spinning.  After a team region its workers spin while the thread's next
  * region is expected (its gap, measured) within `worth`, SPIN_WORTH times
- * what spinning saves it; the deadline is twice that, so a gap's jitter
- * does not put them to sleep just before the region they spun for.
- * Napping: beyond `worth` they sleep and wake themselves before the next
- * region is expected (the gap less how late a nap's timer wakes a worker
- * and less the gap's jitter, its samples' spread about their median), then
- * spin a window of twice that; only where that window is within `worth`,
- * as the spin. */
+ * what spinning saves it, else sleep at once; the deadline is twice that,
+ * so a gap's jitter does not put them to sleep just before the region
+ * they spun for.  (Naps -- a sleep that the worker ends itself before the
+ * next region is expected -- were measured and taken out: they act only
+ * where the gap is past `worth`, so they can gain at most 1/SPIN_WORTH of
+ * the program's time; docs/benchmarks.md.) */
 static void spin_after(const tt__loops *t, tt__way_plan *plan) {
-  float worth = SPIN_WORTH * spin_saves(plan->loop, plan->m, plan->p, plan->mode,
-                                        plan->omp_spins);
+  float worth = SPIN_WORTH * spin_saves(plan->loop, plan->m, plan->p, plan->mode);
   worth = worth < LINGER_MAX_NS ? worth : LINGER_MAX_NS;
   plan->linger_ns = t->gap <= worth ? (uint64_t)(2 * worth) : 0;
-  if (plan->linger_ns || t->gap_nsamples < 3)
-    return;
-  float late = constant_ns(&tt__the_costs.nap_late);
-  float jitter = 0;
-  for (int i = 0; i < 3; i++)
-    jitter = fmaxf(jitter, fabsf(t->gap_samples[i] - t->gap));
-  float lead = (late > 0 ? late : constant_ns(&tt__the_costs.wake_lat)) + jitter;
-  if (2 * lead > worth || t->gap <= 2 * lead)
-    return;
-  plan->nap_ns = (uint64_t)(t->gap - lead);
-  plan->nap_window_ns = (uint64_t)(2 * lead);
 }
 
 static void time_it(tt__way_plan *plan) {
@@ -367,11 +354,11 @@ void tt__way_record(tt__loops *t, const tt__way_plan *plan, tt__way ran,
                (woken ? constant_ns(&tt__the_costs.wake_call) +
                             constant_ns(&tt__the_costs.wake_lat)
                       : 0);
-    float *s = l->extra_samples[o][woken];
-    uint8_t *n = &l->extra_nsamples[o][woken];
-    tt__follow_median(&l->extra[o][woken], s, n, fmaxf(x, lo));
+    float *s = l->extra_samples[woken];
+    uint8_t *n = &l->extra_nsamples[woken];
+    tt__follow_median(&l->extra[woken], s, n, fmaxf(x, lo));
     if (*n < 3)
-      l->extra[o][woken] = (float)tt__median3(s[0], *n == 2 ? s[1] : 0, 0);
+      l->extra[woken] = (float)tt__median3(s[0], *n == 2 ? s[1] : 0, 0);
   } else if (ran == TT__WAY_OPENMP && l->work > 0) {
     /* the loop's number: the region beyond E / p; the process's constant:
      * beyond its threads' longest part, without the loop's imbalance (the

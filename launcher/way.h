@@ -31,10 +31,6 @@ typedef struct tt__costs {
   _Atomic uint32_t fork;      /* a region on spinning workers beyond its work, per worker */
   _Atomic uint32_t wake_call; /* the caller's futex wake of one sleeping worker */
   _Atomic uint32_t wake_lat;  /* from that call until the worker runs */
-  /* how late a napping worker's timer wakes it: from the time it asked
-   * for until it runs (idle.c, "Napping"; 0: not measured, wake_lat
-   * stands in) */
-  _Atomic uint32_t nap_late;
   /* an openmp region beyond its work: OpenMP's threads asleep, spinning
    * (0: not measured) */
   _Atomic uint32_t lend[2];
@@ -67,9 +63,8 @@ typedef struct tt__loop {
   float last_ns;
   uint32_t chunks;
   /* the team's measured cost beyond the model's, per state the region
-   * met: OpenMP's threads asleep or spinning [omp] (they then take CPUs the
-   * team's workers need), the workers all spinning or some woken [woken] */
-  float extra[2][2];
+   * met: the workers all spinning [0] or some woken [1] */
+  float extra[2];
   /* the budgets of the ways it keeps out, team [0] and openmp [1], ns a
    * trial may cost: each gains 1/TT__OVERHEAD_DIV of the loop's predicted
    * cost while its way is kept out and loses each trial's measured excess
@@ -84,8 +79,8 @@ typedef struct tt__loop {
   /* Below: what a timed region updates. */
   /* the last three samples of each, whose median they are, and how many
    * there are (up to 3; tt__follow_median) */
-  float work_samples[3], extra_samples[2][2][3];
-  uint8_t work_nsamples, extra_nsamples[2][2];
+  float work_samples[3], extra_samples[2][3];
+  uint8_t work_nsamples, extra_nsamples[2];
   /* an openmp region of the loop beyond E / p, per state of OpenMP's
    * threads [omp]: the lend's own cost and the loop's imbalance, the
    * median of its last three samples as the others (none yet: the
@@ -189,9 +184,6 @@ typedef struct tt__way_plan {
   size_t spinning; /* the state it was chosen in */
   bool omp_spins;
   uint64_t linger_ns; /* how long the team's workers spin after it */
-  /* else (linger_ns 0) how long after it they nap, and spin for once
-   * awake (0: no nap; way.c, "Napping") */
-  uint64_t nap_ns, nap_window_ns;
   uint64_t t0;        /* the clock at the choice (timed) */
 } tt__way_plan;
 
@@ -228,7 +220,6 @@ float tt__way_predict(const tt__loop *l, tt__way x, bool wake, size_t m,
  * region's overhead with OpenMP's threads spinning or not. */
 void tt__costs_wake_call(uint64_t ns);
 void tt__costs_wake_lat(uint64_t ns);
-void tt__costs_nap_late(uint64_t ns);
 void tt__costs_lend(bool spinning, uint64_t ns);
 /* way-probe.c: measures fork, wake_call and wake_lat on the running team
  * (called by the first holder after each start), and look, once.  False

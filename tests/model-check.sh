@@ -177,19 +177,6 @@ for mut in MUT_SIT_OUT_LOST MUT_SIT_OUT_EXCHANGE MUT_SIT_OUT_COUNTED; do
   check "mutant-$mut" fail -DSIT_OUT -D$mut -DNW=2 -DNH=1 -DNREG=3
 done
 
-# -DNAPS: a sleeper may end its sleep itself (a nap's timer, idle.c
-# "Napping") with CAS(go: seen | SLEEP -> seen), at any moment, a holder's
-# exchange before, beside or after it; beside sleepers left out, the
-# sentinel and the tree too.
-#   MUT_NAP_STORE         the nap ends with a store of the word it slept on,
-#                         not the CAS: a region published meanwhile is lost
-check naps-2w-3r pass -DNAPS=2 -DNW=2 -DNH=1 -DNREG=3
-check naps-2w-2h pass -DNAPS=1 -DNW=2 -DNH=2 -DNREG=1
-check naps-sitout-2w-2r pass -DNAPS=2 -DSIT_OUT -DNW=2 -DNH=1 -DNREG=2
-check naps-sentinel-2w-2r-static pass -DNAPS=1 -DSENTINEL_MODE -DNW=2 -DNH=1 -DNREG=2 -DMODES=1 $nc
-check naps-tree-2w-2r-k1 pass -DNAPS=1 -DNW=2 -DNH=1 -DNREG=2 -DTREE_MIN=3 -DTREE_K=1
-check mutant-MUT_NAP_STORE fail -DNAPS=2 -DMUT_NAP_STORE -DNW=2 -DNH=1 -DNREG=3
-
 # Mutations that must be caught, each a one-line change of launcher/team.pml:
 #   MUT_LOAD_SLEEP        the worker loads its go word and stores SLEEP
 #                         instead of the CAS (protocol 9)

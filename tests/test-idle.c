@@ -9,10 +9,7 @@
  * (docs/measurements.md).  With a spin time of
  * 100 ms, a worker that spins would never sleep during these regions; the
  * rule has it sleep instead, every chunk still runs once, and a worker on
- * another CPU keeps spinning.  Then the naps (idle.c, "Napping"): a worker
- * ends its nap itself and the next region finds it awake, and naps ended
- * by the worker or by a region, racing on the go word, lose no chunk.
- * Nothing here is timed against a limit. */
+ * another CPU keeps spinning.  Nothing here is timed against a limit. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -126,79 +123,4 @@ Test(idle, a_worker_on_its_holders_cpu_moves_off_it_when_its_mask_allows) {
   cr_assert_eq(sched_getaffinity(worker_tid, sizeof m, &m), 0);
   cr_assert(CPU_ISSET(a, &m) && CPU_ISSET(b, &m) && CPU_COUNT(&m) == 2,
             "the worker's mask was not given back");
-}
-
-/* ---- Napping (idle.c, "Napping") -------------------------------------------------- */
-
-/* A team whose workers sleep at once after a region (spin 0) and nap:
- * wake themselves nap_ns after their last chunk and spin window_ns. */
-static void team_napping(const char *n, uint64_t nap_ns, uint64_t window_ns) {
-  setenv("TEAMS_NUM_THREADS", n, 1);
-  setenv("TEAMS_SPIN_US", "0", 1);
-  setenv("TEAMS_RUN", "team", 1); /* the way's model sets no nap of its own */
-  setenv("TEAMS_IDLE", "sleep", 1);
-  cr_assert_eq(tt_team_start(), 0);
-  tt_atomic_store_relaxed(&tt__the_team.nap_ns, nap_ns);
-  tt_atomic_store_relaxed(&tt__the_team.nap_window_ns, window_ns);
-}
-
-/* A worker napping 20 ms after its chunk wakes itself, without a region's
- * wake-up, and the next region, in its window (10 s: a loaded machine may
- * keep this thread off its CPU for long), finds it awake.  A worker that
- * comes to sleep after its nap's time (kept off its CPU for 20 ms) takes
- * no nap: the region is run again, up to 50 times. */
-Test(idle, a_napping_worker_wakes_itself_and_meets_the_next_region_awake,
-     .timeout = 120) {
-  if (cpu_of_mask(1) < 0)
-    cr_skip_test("one CPU: the napping worker would be overcommitted");
-  team_napping("2", 20000000, 10000000000);
-  count_ctx *x = new_ctx();
-  uint64_t self = tt_atomic_load_relaxed(&tt__naps_self);
-  for (int r = 0; r < 50 && tt_atomic_load_relaxed(&tt__naps_self) == self; r++) {
-    reset(x, 2);
-    cr_assert_eq(tt_foreach_chunk(count_chunk_together, x, 2, 2), 0);
-    expect_once(x, 2, 2);
-    for (int i = 0; i < 1000 && tt_atomic_load_relaxed(&tt__naps_self) == self; i++)
-      sleep_ms(1);
-  }
-  cr_assert_gt(tt_atomic_load_relaxed(&tt__naps_self), self,
-               "the worker did not end a nap in 50 regions");
-  cr_assert_eq(tt_atomic_load_relaxed(&tt__the_team.awake), 1,
-               "the worker that ended its nap is not counted awake");
-  uint64_t woken = tt_atomic_load_relaxed(&tt__naps_woken);
-  reset(x, 2);
-  cr_assert_eq(tt_foreach_chunk(count_chunk_together, x, 2, 2), 0);
-  expect_once(x, 2, 2);
-  cr_assert_eq(tt_atomic_load_relaxed(&tt__naps_woken), woken,
-               "a region woke a worker that had ended its nap");
-  free(x);
-}
-
-/* Naps ended by the worker and by a region's wake-up, each racing the
- * other on the go word (protocol 9): regions of every kind after random
- * gaps about the nap; every chunk runs once. */
-Test(idle, naps_ended_by_the_worker_or_a_region_lose_no_chunk, .timeout = 300) {
-  team_napping("3", 50000, 50000);
-  count_ctx *x = new_ctx();
-  uint64_t naps = tt_atomic_load_relaxed(&tt__naps);
-  uint64_t self = tt_atomic_load_relaxed(&tt__naps_self);
-  uint64_t woken = tt_atomic_load_relaxed(&tt__naps_woken);
-  unsigned r = 12345;
-  for (int i = 0; i < 10000; i++) {
-    r = r * 1103515245u + 12345u;
-    size_t m = 2 + (r >> 16) % 7; /* 3: static */
-    uint64_t until = tt__now_ns() + (r >> 8) % 120000;
-    while (tt__now_ns() < until)
-      ;
-    reset(x, m);
-    cr_assert_eq(tt_foreach_chunk(count_chunk, x, m, 3), 0);
-    expect_once(x, m, 3);
-  }
-  free(x);
-  naps = tt_atomic_load_relaxed(&tt__naps) - naps;
-  cr_log_info("naps %llu: %llu ended by the worker, %llu by a region",
-              (unsigned long long)naps,
-              (unsigned long long)(tt_atomic_load_relaxed(&tt__naps_self) - self),
-              (unsigned long long)(tt_atomic_load_relaxed(&tt__naps_woken) - woken));
-  cr_assert_gt(naps, 0, "no worker napped in 10,000 regions");
 }

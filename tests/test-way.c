@@ -49,7 +49,6 @@ static void fresh(void) {
   tt__costs_set(FORK, CALL, LAT, LOOK);
   tt_atomic_store_relaxed(&tt__the_costs.lend[0], 0);
   tt_atomic_store_relaxed(&tt__the_costs.lend[1], 0);
-  tt_atomic_store_relaxed(&tt__the_costs.nap_late, 0);
   tt__way_test_clock(clock_of_world);
 }
 
@@ -118,7 +117,7 @@ Test(way, the_formulas) {
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000, 1e-2);
   /* the loop's extra is added to the team's ways */
-  l.extra[0][0] = l.extra[0][1] = 700;
+  l.extra[0] = l.extra[1] = 700;
   cr_assert_float_eq(tt__way_predict(&l, TT__WAY_TEAM, false, 64, 4, TT__MODE_GREEDY, &s),
                      FORK + 50000 + 700, 1e-2);
   /* openmp: not measured, its threads priced as the team's workers in
@@ -240,7 +239,7 @@ Test(way, a_way_kept_out_is_measured_again_at_a_bounded_cost) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   l->work = 20000;
-  l->extra[0][0] = l->extra[0][1] = 40000; /* the team measured 50 us over its 10 */
+  l->extra[0] = l->extra[1] = 40000; /* the team measured 50 us over its 10 */
   double spent = 0, tried = 0, cost;
   unsigned trials = 0;
   for (int i = 0; i < 2000; i++) {
@@ -267,7 +266,7 @@ Test(way, a_try_dearer_than_predicted_waits_for_its_measured_excess) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   l->work = 20000;
-  l->extra[0][0] = l->extra[0][1] = 20000; /* its regions on the team measured dear */
+  l->extra[0] = l->extra[1] = 20000; /* its regions on the team measured dear */
   tt__way_state s = asleep(2);
   float pred = tt__way_predict(l, TT__WAY_TEAM, true, 64, 2, TT__MODE_GREEDY, &s);
   cr_assert_gt(pred, 20000); /* kept out */
@@ -557,13 +556,13 @@ Test(way, without_fork_the_extra_carries_it) {
   for (int i = 0; i < 5; i++)
     plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 4500, 4000, 0.5, 0, 0);
   cr_assert_eq(plan.way, TT__WAY_TEAM, "the team halves it");
-  cr_assert_float_eq(l->extra[0][0], 500, 1, "extra %f", (double)l->extra[0][0]);
+  cr_assert_float_eq(l->extra[0], 500, 1, "extra %f", (double)l->extra[0]);
   /* the same loop where a team region costs 9 us: serial once the
    * extra has followed (the median of three) */
   for (int i = 0; i < 8; i++)
     plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 9000, 4000, 0.5, 0, 0);
   cr_assert_eq(plan.way, TT__WAY_SERIAL, "way %d, extra %f", (int)plan.way,
-               (double)l->extra[0][0]);
+               (double)l->extra[0]);
 }
 
 /* The spin after a team region: SPIN_WORTH times what spinning saves the
@@ -585,25 +584,10 @@ Test(way, the_spin_follows_the_gap) {
     plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 500000);
   cr_assert_eq(plan.linger_ns, 0, "a 500 us gap: spun %llu ns",
                (unsigned long long)plan.linger_ns);
-  /* but napped: awake again the timer's lateness (wake_lat until a nap
-   * measured it) before the gap ends, spinning twice that */
-  cr_assert_eq(plan.nap_ns, 500000 - LAT, "nap %llu", (unsigned long long)plan.nap_ns);
-  cr_assert_eq(plan.nap_window_ns, 2 * LAT);
-  tt_atomic_store_relaxed(&tt__the_costs.nap_late, 2000);
-  plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 500000);
-  cr_assert_eq(plan.nap_ns, 500000 - 2000, "nap %llu", (unsigned long long)plan.nap_ns);
-  /* a gap that varies by more than the spin is worth: no nap */
-  double gaps[] = {300000, 700000, 500000};
-  for (int i = 0; i < 6; i++)
-    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, gaps[i % 3]);
-  cr_assert_eq(plan.nap_ns, 0, "napped %llu ns before gaps 0.3-0.7 ms",
-               (unsigned long long)plan.nap_ns);
-  /* one that varies by a little: the nap leads by the spread too */
-  double near[] = {490000, 510000, 500000};
-  for (int i = 0; i < 6; i++)
-    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, near[i % 3]);
-  cr_assert_eq(plan.nap_ns, 500000 - 2000 - 10000, "nap %llu", (unsigned long long)plan.nap_ns);
-  cr_assert_eq(plan.nap_window_ns, 2 * (2000 + 10000));
+  /* and a gap just within it: spun again */
+  for (int i = 0; i < 20; i++)
+    plan = region(l, 64, 2, TT__MODE_GREEDY, &s, 20300, 20000, 0.5, 0, 150000);
+  cr_assert_gt(plan.linger_ns, 0, "a 150 us gap: no spin");
 }
 
 /* TEAMS_RUN fixes the way: no record, nothing timed, no trial. */
@@ -624,7 +608,7 @@ Test(way, a_fixed_way_runs_only_that_way) {
     tt__way_record(&tab, &plan, fixed[k], &c);
     cr_assert_float_eq(l->last_ns, 3000, 1e-3);
     cr_assert_float_eq(l->work, 0, 1e-9, "a fixed way learns no work");
-    cr_assert_float_eq(l->extra[0][0] + l->extra[0][1], 0, 1e-9);
+    cr_assert_float_eq(l->extra[0] + l->extra[1], 0, 1e-9);
     l->last_ns = 0;
   }
   /* once it has a number, timed one region in as many as keep the looks
@@ -909,8 +893,8 @@ Test(way, a_dear_tries_debt_outlives_a_change_of_state) {
   fresh();
   tt__loop *l = tt__loop_find(&tab, &key, 64, 2);
   l->work = 20000;
-  l->extra[0][0] = l->extra[0][1] = 15000; /* kept out in both states */
-  l->extra_nsamples[0][0] = l->extra_nsamples[0][1] = 1;
+  l->extra[0] = l->extra[1] = 15000; /* kept out in both states */
+  l->extra_nsamples[0] = l->extra_nsamples[1] = 1;
   tt__way_state spin = spinning(2), sleep = asleep(2);
   tt__way_plan plan;
   int i = 0;
@@ -992,8 +976,8 @@ Test(way, one_slow_region_is_not_yet_a_states_extra) {
   l->work = 10000;
   tt__way_plan plan = spin_region(l, 22000);
   cr_assert(plan.way == TT__WAY_TEAM && plan.trial && plan.charge == 0);
-  cr_assert_float_eq(l->extra[0][0], 0, 1e-3, "one sample is the extra: %f",
-                     (double)l->extra[0][0]);
+  cr_assert_float_eq(l->extra[0], 0, 1e-3, "one sample is the extra: %f",
+                     (double)l->extra[0]);
   cr_assert_lt(l->budget_ns[0], 0, "the dear trial is not paid for");
   plan = spin_region(l, 5400);
   cr_assert(plan.way == TT__WAY_TEAM && plan.trial, "one slow region sent it serial");
@@ -1002,7 +986,7 @@ Test(way, one_slow_region_is_not_yet_a_states_extra) {
   for (int i = 0; i < 20; i++) {
     plan = spin_region(l, 5400);
     cr_assert(plan.way == TT__WAY_TEAM && !plan.trial,
-              "region %d: way %d, extra %f", i, (int)plan.way, (double)l->extra[0][0]);
+              "region %d: way %d, extra %f", i, (int)plan.way, (double)l->extra[0]);
   }
   /* a loop whose regions on spinning workers are slow in two of three:
    * serial from its second slow one */
@@ -1012,7 +996,7 @@ Test(way, one_slow_region_is_not_yet_a_states_extra) {
   spin_region(l, 22000);
   plan = spin_region(l, 22000);
   cr_assert(plan.way == TT__WAY_TEAM && plan.trial);
-  cr_assert_gt(l->extra[0][0], 10000, "two slow samples: extra %f", (double)l->extra[0][0]);
+  cr_assert_gt(l->extra[0], 10000, "two slow samples: extra %f", (double)l->extra[0]);
   plan = spin_region(l, 22000);
   cr_assert_eq(plan.way, TT__WAY_SERIAL);
 }
