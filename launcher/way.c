@@ -185,7 +185,7 @@ static float choose(tt__loop *l, size_t m, size_t p, tt__mode mode,
    * threads would spend the team's and put the pause off). */
   if (plan->way == TT__WAY_OPENMP && !plan->trial && o && s->omp_pause_ns > 0 &&
       alone > best) {
-    tt__way_state asleep = {.spinning = p - 1, .can_lend = s->can_lend};
+    tt__way_state asleep = {.spinning = p - 1};
     float team_asleep = tt__way_predict(l, TT__WAY_TEAM, false, m, p, mode, &asleep);
     if (team_asleep < best) {
       l->lend_regret_ns += best - team_asleep;
